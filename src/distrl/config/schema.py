@@ -1,0 +1,211 @@
+"""The typed run configuration: one tree of validated sections, the only place raw values are read.
+
+Every section is a :class:`ConfigSection` (pydantic, unknown keys rejected, assignments
+re-validated), so a typo in a preset or a ``key=value`` override fails loudly at start-up instead of
+silently falling back to a default hours into a run. Each field carries its range and a
+description; :mod:`distrl.config.loader` turns pydantic's errors into one-line messages from those
+alone, so adding a field never means writing a new check.
+
+To add a section (``train``, ``policy``, ``algo``, ...) define a ``ConfigSection`` subclass and add
+it to :class:`RunConfig` with ``Field(default_factory=...)``: presets, overrides, error messages and
+:func:`~distrl.config.loader.config_to_yaml` pick it up without further code.
+
+>>> cfg = RunConfig()
+>>> cfg.env.phonesim.dynamics.popup_prob
+0.25
+>>> RunConfig(env={"phonesim": {"dynamics": DynamicsConfig.none()}}).env.phonesim.dynamics.popups
+False
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "ConfigSection",
+    "DynamicsConfig",
+    "EnvConfig",
+    "LatencyConfig",
+    "PhoneSimConfig",
+    "PlayConfig",
+    "RunConfig",
+]
+
+
+class ConfigSection(BaseModel):
+    """Base of every config section: strict about keys, lenient about empty sections.
+
+    ``extra="forbid"`` turns a misspelt key into an error; ``validate_assignment`` keeps a config
+    valid when code edits it after loading; ``allow_inf_nan=False`` keeps ``.inf``/``.nan`` (valid
+    YAML floats) out of timings and probabilities, where they would only break arithmetic later.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_subsections_mean_defaults(cls, data: Any) -> Any:
+        """Treat ``section:`` with nothing under it (YAML null) as "all defaults".
+
+        A preset whose only lines under a section are commented out parses to ``None``; rejecting
+        that as "expected a mapping" would punish commenting, so such sub-sections are dropped and
+        their defaults apply.
+        """
+        if not isinstance(data, dict):
+            return data
+        cleaned = dict(data)
+        for name, field in cls.model_fields.items():
+            annotation = field.annotation
+            is_section = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+            if is_section and name in cleaned and cleaned[name] is None:
+                del cleaned[name]
+        return cleaned
+
+
+def _probability(default: float, description: str) -> Any:
+    """A probability field: always in [0, 1]."""
+    return Field(default=default, ge=0.0, le=1.0, description=description)
+
+
+class DynamicsConfig(ConfigSection):
+    """PhoneSim's "in the wild" dynamics: the distractions that make real device control hard.
+
+    Each switch turns one kind of distraction on or off; its probability says how often it strikes.
+    Training with them on and evaluating with them off (or the reverse) measures robustness.
+
+    >>> DynamicsConfig.none().ads
+    False
+    """
+
+    popups: bool = Field(default=True, description="Show pop-up dialogs that must be dismissed.")
+    popup_prob: float = _probability(0.25, "Chance of a pop-up per app or page opened.")
+    cookie_banners: bool = Field(default=True, description="Show cookie banners on web pages.")
+    loading_screens: bool = Field(
+        default=True, description="Show loading screens that last several steps."
+    )
+    loading_prob: float = _probability(0.3, "Chance that opening an app or page shows a loader.")
+    loading_max_steps: int = Field(
+        default=3, ge=1, le=10, description="Longest a loading screen lasts, in steps."
+    )
+    ads: bool = Field(default=True, description="Insert ads into search result lists.")
+    ad_prob: float = _probability(0.35, "Chance that a result slot holds an ad.")
+    layout_variation: bool = Field(
+        default=True, description="Vary element positions and order between episodes."
+    )
+    theme_variation: bool = Field(
+        default=True, description="Vary colours and themes (light/dark) between episodes."
+    )
+    keyboard_covers_content: bool = Field(
+        default=True, description="The on-screen keyboard hides the lower part of the screen."
+    )
+
+    @classmethod
+    def none(cls) -> DynamicsConfig:
+        """A phone without distractions: every on/off switch off (probabilities keep defaults).
+
+        Derived from the field types so a switch added later is covered too.
+        """
+        switches = {name: False for name, f in cls.model_fields.items() if f.annotation is bool}
+        return cls(**switches)
+
+
+class LatencyConfig(ConfigSection):
+    """Emulator latency and fault model, so PhoneSim costs time like a real emulator.
+
+    Defaults follow DigiRL's emulator environment: ~5 s for the screen to settle before each
+    screenshot, 4 s more before typing, ~30 s after an emulator (re)start, and a hosted VLM judge
+    call every step; hence ~7 s a step and ~45 s a reset, both lognormal (long tail). Off by
+    default so tests and development run at CPU speed; ``time_scale`` compresses modelled time into
+    real sleeping without changing the ratios that make asynchrony pay off.
+    """
+
+    enabled: bool = Field(default=False, description="Model emulator latency and faults at all.")
+    time_scale: float = Field(
+        default=1.0,
+        ge=0.0,
+        description="Real seconds slept per modelled second (0.01 compresses 100x; 0 = no sleep).",
+    )
+    step_seconds: float = Field(
+        default=7.0, gt=0.0, description="Median modelled seconds per step (settle + judge)."
+    )
+    step_sigma: float = Field(
+        default=0.35, ge=0.0, description="Lognormal sigma of step time (0 = constant)."
+    )
+    type_extra_seconds: float = Field(
+        default=4.0, ge=0.0, description="Extra modelled seconds before a TYPE action."
+    )
+    reset_seconds: float = Field(
+        default=45.0, gt=0.0, description="Median modelled seconds per reset (snapshot boot)."
+    )
+    reset_sigma: float = Field(
+        default=0.5, ge=0.0, description="Lognormal sigma of reset time (0 = constant)."
+    )
+    device_speed_sigma: float = Field(
+        default=0.3,
+        ge=0.0,
+        description="Lognormal sigma of a per-device speed factor (heterogeneous hardware).",
+    )
+    crash_prob: float = _probability(0.0, "Chance per step that the device crashes.")
+    hang_prob: float = _probability(0.0, "Chance per step that the device hangs.")
+    hang_timeout_seconds: float = Field(
+        default=120.0,
+        gt=0.0,
+        description="Modelled seconds a hung step blocks before it is declared dead.",
+    )
+
+
+class PhoneSimConfig(ConfigSection):
+    """The embedded simulated phone: screen size, dynamics and latency."""
+
+    width: int = Field(default=360, ge=120, le=2160, description="Screen width in pixels.")
+    height: int = Field(default=720, ge=200, le=4000, description="Screen height in pixels.")
+    dynamics: DynamicsConfig = Field(
+        default_factory=DynamicsConfig, description="In-the-wild distractions."
+    )
+    latency: LatencyConfig = Field(
+        default_factory=LatencyConfig, description="Emulator latency and fault model."
+    )
+
+
+class EnvConfig(ConfigSection):
+    """Which device backend runs which tasks."""
+
+    backend: Literal["phonesim"] = Field(default="phonesim", description="Device backend.")
+    suite: Literal["general", "webshop"] = Field(
+        default="general", description="Task suite: AitW-style 'general' or 'webshop'."
+    )
+    split: Literal["train", "test"] = Field(default="train", description="Task split to draw from.")
+    task_file: str | None = Field(
+        default=None, description="JSONL file of tasks; when set it overrides suite and split."
+    )
+    phonesim: PhoneSimConfig = Field(
+        default_factory=PhoneSimConfig, description="PhoneSim backend settings."
+    )
+
+
+class PlayConfig(ConfigSection):
+    """Scripted play (``distrl collect``): exercise a backend and make trajectories without RL."""
+
+    policy: Literal["oracle", "noisy", "random"] = Field(
+        default="oracle",
+        description="oracle solves each task; noisy adds random slips; random acts at random.",
+    )
+    noise: float = _probability(0.3, "Noisy oracle: chance of a random action instead.")
+    episodes: int = Field(default=20, ge=1, description="Episodes to play.")
+    save_screens: bool = Field(
+        default=False, description="Save screenshots with the trajectories (large)."
+    )
+
+
+class RunConfig(ConfigSection):
+    """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
+
+    seed: int = Field(default=0, ge=0, description="Root seed; every component derives its own.")
+    run_root: str = Field(default="runs", description="Folder under which run folders are made.")
+    run_name: str | None = Field(
+        default=None, description="Run folder name; None picks a timestamped one."
+    )
+    env: EnvConfig = Field(default_factory=EnvConfig, description="Device backend and tasks.")
+    play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")

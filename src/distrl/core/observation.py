@@ -1,0 +1,47 @@
+"""What a device shows an agent: a screenshot, the UI element list and the instruction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from distrl.core.action import Action
+
+
+@dataclass(frozen=True)
+class UIElement:
+    """One on-screen element, as an accessibility tree (uiautomator) would report it.
+
+    ``bbox`` is ``(x0, y0, x1, y1)`` normalised to [0, 1] of the screen, so element lists do not
+    depend on the screenshot resolution; an action's ``[y, x]`` point lands in it when
+    ``x0 <= x < x1 and y0 <= y < y1``.
+    """
+
+    text: str
+    bbox: tuple[float, float, float, float]
+    clickable: bool
+    resource_id: str
+    kind: str = "text"
+    checked: bool | None = None
+    focused: bool = False
+
+    @property
+    def center_yx(self) -> tuple[float, float]:
+        x0, y0, x1, y1 = self.bbox
+        return ((y0 + y1) / 2.0, (x0 + x1) / 2.0)
+
+    def contains(self, y: float, x: float) -> bool:
+        x0, y0, x1, y1 = self.bbox
+        return x0 <= x < x1 and y0 <= y < y1
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One observation. ``screenshot`` is HxWx3 uint8; ``elements`` may be empty for pixel-only
+    backends; ``previous_actions`` are the episode's actions so far (the AitW prompt uses them)."""
+
+    screenshot: np.ndarray
+    instruction: str
+    elements: tuple[UIElement, ...] = ()
+    previous_actions: tuple[Action, ...] = field(default_factory=tuple)

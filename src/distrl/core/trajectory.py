@@ -1,0 +1,50 @@
+"""Steps and trajectories: what workers send to the replay and what the store keeps on disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from distrl.core.action import Action
+from distrl.core.observation import Observation
+from distrl.core.task import Task
+
+
+@dataclass
+class Step:
+    """One transition. ``behaviour_logprob`` and ``entropy`` are the acting policy's (NaN for
+    scripted agents); ``policy_version`` is the weights version that acted, so the learner can
+    measure staleness; ``action_text`` is the raw text a text policy emitted (empty otherwise)."""
+
+    observation: Observation
+    action: Action
+    reward: float
+    done: bool
+    behaviour_logprob: float = float("nan")
+    entropy: float = float("nan")
+    policy_version: int = 0
+    action_text: str = ""
+    step_seconds: float = 0.0
+
+
+@dataclass
+class Trajectory:
+    """One finished episode on one device."""
+
+    task: Task
+    steps: list[Step]
+    success: bool
+    worker_id: str = "worker-0"
+    device_id: str = "device-0"
+    trajectory_id: str = ""
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    #: The observation after the last action (the final screen), if the backend produced one.
+    final_observation: Observation | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total_reward(self) -> float:
+        return float(sum(step.reward for step in self.steps))
+
+    def __len__(self) -> int:
+        return len(self.steps)
