@@ -13,7 +13,7 @@ class Task:
     ``spec`` is backend-specific and JSON-serialisable: for PhoneSim it names the task template
     and its parameters, from which the simulator's success check is derived.
 
-    >>> Task("general-0001", "Turn on wifi", "general", "train", "phonesim", {"template": "x"}).split
+    >>> Task("general-0001", "Turn on wifi", "general", "train").split
     'train'
     """
 

@@ -1,0 +1,22 @@
+"""Suite-wide test settings.
+
+Hypothesis profiles live here so that every property test draws from the same budget:
+
+* ``dev`` (default): no per-example deadline, because the suite runs on small, shared CI boxes
+  (2 cores, other test processes at once) where a timing deadline only produces flaky failures.
+* ``ci``: as ``dev``, plus derandomized (the same examples every run, so a red build is
+  reproducible from the log alone) and no example database (CI has no persistent ``.hypothesis``).
+
+Pick one with ``DISTRL_HYPOTHESIS_PROFILE=ci``. The example count of the heaviest property test is
+set separately, by ``DISTRL_HYPOTHESIS_EXAMPLES`` (see ``tests/core/test_action.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, database=None, print_blob=True)
+settings.load_profile(os.environ.get("DISTRL_HYPOTHESIS_PROFILE", "dev"))
