@@ -1,0 +1,1 @@
+"""Device backends behind the :class:`~distrl.envs.protocol.DeviceEnv` protocol."""
