@@ -204,7 +204,7 @@ def _parse_coordinate(raw: str, field: str) -> float | str:
 def _parse_point(pattern: re.Pattern[str], body: str, field: str) -> tuple[float, float] | str:
     match = pattern.search(body)
     if match is None:
-        return f"missing or malformed {field} (expected \"[y, x]\")"
+        return f'missing or malformed {field} (expected "[y, x]")'
     y = _parse_coordinate(match.group(1), field)
     if isinstance(y, str):
         return y
@@ -237,7 +237,7 @@ def parse_action(text: object) -> Action:
     marker = text.rfind(_DECISION_MARKER)
     if marker < 0:
         return Action.invalid("no 'Action Decision:' in the output")
-    body = text[marker + len(_DECISION_MARKER):]
+    body = text[marker + len(_DECISION_MARKER) :]
 
     invalid_match = _INVALID_RE.match(body)
     if invalid_match is not None:
@@ -247,7 +247,7 @@ def parse_action(text: object) -> Action:
 
     type_match = _TYPE_RE.search(body)
     if type_match is None:
-        return Action.invalid("missing \"action_type\"")
+        return Action.invalid('missing "action_type"')
     type_name = type_match.group(1).upper()
     if type_name not in ActionType.__members__ or type_name == ActionType.INVALID.value:
         return Action.invalid(f"unknown action_type {type_match.group(1)!r}")
@@ -265,7 +265,7 @@ def parse_action(text: object) -> Action:
     if action_type is ActionType.TYPE:
         text_match = _TEXT_RE.search(body)
         if text_match is None:
-            return Action.invalid("TYPE without a quoted \"typed_text\"")
+            return Action.invalid('TYPE without a quoted "typed_text"')
         typed = _parse_json_string(text_match.group(1))
         if typed is None:
             return Action.invalid("typed_text is not a valid JSON string")

@@ -1,0 +1,145 @@
+"""The ``distrl`` command line.
+
+Every command takes ``--preset`` and trailing ``key=value`` config overrides; flags such as
+``--suite`` are shorthands for overrides, so all input is validated in one place (the typed
+config) and every bad input ends in one ``distrl: error: ...`` line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from distrl.config.loader import ConfigError
+from distrl.errors import InputError
+
+EXIT_USAGE = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line (the usage text is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"distrl: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", help="config preset name or YAML path (see configs/)")
+    parser.add_argument("--seed", type=int, help="random seed (config key: seed)")
+    parser.add_argument("--run-root", help="folder for run folders (config key: run_root)")
+    parser.add_argument("--run-name", help="name of this run's folder (config key: run_name)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="key=value",
+        help="config overrides, e.g. env.phonesim.dynamics.popups=false",
+    )
+
+
+def _add_env_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--suite", help="task suite: general or webshop (env.suite)")
+    parser.add_argument("--split", help="train or test (env.split)")
+    parser.add_argument("--task-file", help="JSONL task file instead of a suite (env.task_file)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="distrl", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+
+    tasks = commands.add_parser("tasks", help="list and inspect task suites")
+    tasks_commands = tasks.add_subparsers(
+        dest="tasks_command", required=True, parser_class=OneLineParser
+    )
+    tasks_list = tasks_commands.add_parser("list", help="list the tasks of a suite split")
+    _add_env_arguments(tasks_list)
+    tasks_list.add_argument("--limit", type=int, default=0, help="show at most N tasks")
+    _add_config_arguments(tasks_list)
+    tasks_show = tasks_commands.add_parser("show", help="show one task (or a whole split)")
+    tasks_show.add_argument("task_id", nargs="?", help="e.g. general-train-0003")
+    _add_env_arguments(tasks_show)
+    tasks_show.add_argument("--screenshot", help="save the task's first screen as a PNG here")
+    _add_config_arguments(tasks_show)
+    tasks_templates = tasks_commands.add_parser("templates", help="list the task templates")
+    _add_config_arguments(tasks_templates)
+
+    play = commands.add_parser("play", help="run a scripted agent on PhoneSim tasks")
+    _add_env_arguments(play)
+    play.add_argument("--policy", help="oracle, noisy or random (play.policy)")
+    play.add_argument("--noise", type=float, help="noisy oracle's random-action rate")
+    play.add_argument("--episodes", type=int, help="number of episodes (play.episodes)")
+    play.add_argument(
+        "--save-screens", action="store_true", help="store screenshots in the trajectories (PNG)"
+    )
+    _add_config_arguments(play)
+
+    bench = commands.add_parser("bench", help="benchmarks that print figures")
+    bench_commands = bench.add_subparsers(
+        dest="bench_command", required=True, parser_class=OneLineParser
+    )
+    bench_env = bench_commands.add_parser("env", help="raw PhoneSim steps/s on one core")
+    bench_env.add_argument("--steps", type=int, default=3000, help="env steps to time")
+    bench_env.add_argument("--suite", default="both", choices=("general", "webshop", "both"))
+    _add_config_arguments(bench_env)
+    return parser
+
+
+_FLAG_TO_KEY = {
+    "seed": "seed",
+    "run_root": "run_root",
+    "run_name": "run_name",
+    "suite": "env.suite",
+    "split": "env.split",
+    "task_file": "env.task_file",
+    "policy": "play.policy",
+    "noise": "play.noise",
+    "episodes": "play.episodes",
+}
+
+
+def config_overrides(args: argparse.Namespace) -> list[str]:
+    """Flags turned into ``key=value`` overrides, before the user's own (which win)."""
+    overrides = [
+        f"{key}={getattr(args, flag)}"
+        for flag, key in _FLAG_TO_KEY.items()
+        if getattr(args, flag, None) is not None
+        and not (flag == "suite" and args.command == "bench")
+    ]
+    if getattr(args, "save_screens", False):
+        overrides.append("play.save_screens=true")
+    for item in args.overrides:
+        if "=" not in item:
+            raise InputError(f"unexpected argument {item!r} (overrides are key=value)")
+    return overrides + list(args.overrides)
+
+
+def emit_json(payload: object) -> None:
+    print(json.dumps(payload))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from distrl.cli import bench_cmd, play_cmd, tasks_cmd
+
+    handlers: dict[str, Callable[[argparse.Namespace, list[str]], int]] = {
+        "tasks": tasks_cmd.run,
+        "play": play_cmd.run,
+        "bench": bench_cmd.run,
+    }
+    try:
+        return handlers[args.command](args, config_overrides(args))
+    except (InputError, ConfigError) as error:
+        print(f"distrl: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("distrl: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

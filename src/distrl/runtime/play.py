@@ -1,0 +1,96 @@
+"""``distrl play``: run a scripted agent (oracle, noisy oracle, random) on PhoneSim tasks.
+
+Used to check the simulator and the task suites, to measure the floor and ceiling of success,
+and to collect demonstrations. Completed trajectories are appended to the run folder's Parquet
+store before they are counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from distrl.agents import NoisyOracleAgent, OracleAgent, RandomAgent
+from distrl.agents.base import Agent
+from distrl.config.schema import RunConfig
+from distrl.core.task import Task
+from distrl.core.trajectory import Trajectory
+from distrl.envs.phonesim.env import PhoneSimEnv
+from distrl.envs.phonesim.tasks.suites import load_suite, load_task_file
+from distrl.runtime.rollout import run_episode
+from distrl.runtime.run_dir import create_run_dir, write_summary
+from distrl.store import TrajectoryStore
+
+
+@dataclass
+class PlayResult:
+    run_dir: Path
+    episodes: int
+    successes: int
+    steps: list[int] = field(default_factory=list)
+    per_template: dict[str, list[bool]] = field(default_factory=dict)
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / self.episodes if self.episodes else 0.0
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "success_rate": round(self.success_rate, 4),
+            "episodes": self.episodes,
+            "mean_steps": round(float(np.mean(self.steps)), 3) if self.steps else 0.0,
+            "per_template": {
+                name: round(float(np.mean(results)), 4)
+                for name, results in sorted(self.per_template.items())
+            },
+            "run_dir": str(self.run_dir),
+        }
+
+
+def select_tasks(cfg: RunConfig) -> list[Task]:
+    """The task list a config asks for: a task file if given, else the suite's split."""
+    if cfg.env.task_file:
+        return load_task_file(cfg.env.task_file)
+    return load_suite(cfg.env.suite, cfg.env.split)
+
+
+def make_agent(cfg: RunConfig, env: PhoneSimEnv, rng: np.random.Generator) -> Agent:
+    if cfg.play.policy == "oracle":
+        return OracleAgent(env)
+    if cfg.play.policy == "noisy":
+        return NoisyOracleAgent(env, cfg.play.noise, rng)
+    return RandomAgent(rng)
+
+
+def play(
+    cfg: RunConfig,
+    tasks: list[Task] | None = None,
+    on_episode: Callable[[Trajectory], None] | None = None,
+) -> PlayResult:
+    """Play ``cfg.play.episodes`` episodes, cycling through ``tasks`` (default: the config's
+    selection) in a seeded order, storing every finished trajectory before counting it."""
+    tasks = tasks if tasks is not None else select_tasks(cfg)
+    rng = np.random.default_rng(cfg.seed)
+    order = rng.permutation(len(tasks))
+    env = PhoneSimEnv(cfg.env.phonesim, seed=cfg.seed, device_id="phonesim-0")
+    agent = make_agent(cfg, env, rng)
+    run_dir = create_run_dir(cfg, "play")
+    store = TrajectoryStore(run_dir / "trajectories", save_screens=cfg.play.save_screens)
+    result = PlayResult(run_dir, 0, 0)
+    for episode in range(cfg.play.episodes):
+        task = tasks[int(order[episode % len(tasks)])]
+        trajectory = run_episode(env, agent, task, device_id=env.device_id)
+        store.append([trajectory])
+        result.episodes += 1
+        result.successes += int(trajectory.success)
+        result.steps.append(len(trajectory))
+        template = str(task.spec.get("template", task.suite))
+        result.per_template.setdefault(template, []).append(trajectory.success)
+        if on_episode is not None:
+            on_episode(trajectory)
+    env.close()
+    write_summary(run_dir, result.summary())
+    return result
