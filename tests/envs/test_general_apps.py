@@ -52,6 +52,16 @@ def open_app(phone: PhoneSim, name: str) -> None:
     assert phone.current_app == name
 
 
+def opened(app: str, *taps: str, **dynamics: object) -> PhoneSim:
+    """A fresh phone (``make_phone(**dynamics)``) with ``app`` opened from the launcher and then
+    ``taps`` tapped: where most tests start, e.g. on an app's form."""
+    phone = make_phone(**dynamics)
+    open_app(phone, app)
+    for resource_id in taps:
+        tap(phone, resource_id)
+    return phone
+
+
 def texts(phone: PhoneSim) -> list[str]:
     # An element's text joins title, subtitle and badge with " · "; tests look at the parts.
     return [part for e in phone.elements() for part in e.text.split(" · ")]
@@ -101,9 +111,7 @@ def test_parse_time(text: str, expected: tuple[int, int] | None) -> None:
 
 
 def test_add_alarm_by_typing_a_time() -> None:
-    phone = make_phone()
-    open_app(phone, "clock")
-    tap(phone, CLOCK + "add_alarm")
+    phone = opened("clock", CLOCK + "add_alarm")
     assert phone.focused_field == CLOCK + "time_field"  # the editor opens with the keyboard up
     type_text(phone, "6:05pm")
     phone.apply(Action.press_enter())
@@ -113,10 +121,8 @@ def test_add_alarm_by_typing_a_time() -> None:
 
 
 def test_invalid_time_shows_an_error_and_keeps_the_editor_open() -> None:
-    phone = make_phone()
-    open_app(phone, "clock")
+    phone = opened("clock", CLOCK + "add_alarm")
     alarms_before = list(phone.state.alarms)
-    tap(phone, CLOCK + "add_alarm")
     type_text(phone, "25:61")
     phone.apply(Action.press_enter())
     assert phone.route.screen == "edit"
@@ -144,10 +150,7 @@ def test_alarm_switch_turns_an_alarm_off_and_on() -> None:
 
 
 def test_clock_tabs_switch_screens() -> None:
-    phone = make_phone()
-    open_app(phone, "clock")
-    tap(phone, CLOCK + "tab_timer")
-    tap(phone, CLOCK + "timer_5")
+    phone = opened("clock", CLOCK + "tab_timer", CLOCK + "timer_5")
     assert "05:00" in texts(phone)
     tap(phone, CLOCK + "tab_clock")
     assert "London" in texts(phone)
@@ -156,9 +159,7 @@ def test_clock_tabs_switch_screens() -> None:
 
 
 def test_keyboard_can_cover_the_save_button() -> None:
-    phone = make_phone(keyboard_covers_content=True)
-    open_app(phone, "clock")
-    tap(phone, CLOCK + "add_alarm")
+    phone = opened("clock", CLOCK + "add_alarm", keyboard_covers_content=True)
     type_text(phone, "5:15 AM")
     screen = phone.screen()
     assert screen.find(CLOCK + "save") is None and screen.find_hidden(CLOCK + "save") is not None
@@ -169,9 +170,7 @@ def test_keyboard_can_cover_the_save_button() -> None:
 
 
 def test_without_covering_the_page_shrinks_above_the_keyboard() -> None:
-    phone = make_phone(keyboard_covers_content=False)
-    open_app(phone, "notes")
-    tap(phone, NOTES + "take_note")
+    phone = opened("notes", NOTES + "take_note", keyboard_covers_content=False)
     type_text(phone, "Call the bank")
     tap(phone, NOTES + "save")  # reachable with the keyboard up
     assert Note("Call the bank") in phone.state.notes
@@ -179,9 +178,7 @@ def test_without_covering_the_page_shrinks_above_the_keyboard() -> None:
 
 # -- contacts -------------------------------------------------------------------------------------
 def test_create_contact_with_next_and_done_keys() -> None:
-    phone = make_phone()
-    open_app(phone, "contacts")
-    tap(phone, CONTACTS + "create_contact")
+    phone = opened("contacts", CONTACTS + "create_contact")
     assert phone.focused_field == CONTACTS + "name_field"
     type_text(phone, "Ada  Lovelace ")
     phone.apply(Action.press_enter())  # "Next": on to the phone field
@@ -194,11 +191,8 @@ def test_create_contact_with_next_and_done_keys() -> None:
 
 
 def test_contact_form_requires_a_name() -> None:
-    phone = make_phone()
-    open_app(phone, "contacts")
+    phone = opened("contacts", CONTACTS + "create_contact", CONTACTS + "phone_field")
     count = len(phone.state.contacts)
-    tap(phone, CONTACTS + "create_contact")
-    tap(phone, CONTACTS + "phone_field")
     type_text(phone, "555-0100")
     phone.apply(Action.press_back())  # keyboard down so Save shows
     tap(phone, CONTACTS + "save")
@@ -207,8 +201,7 @@ def test_contact_form_requires_a_name() -> None:
 
 
 def test_contact_list_scrolls_to_the_last_contact() -> None:
-    phone = make_phone()
-    open_app(phone, "contacts")
+    phone = opened("contacts")
     last = sorted(c.name for c in phone.state.contacts)[-1]
     row_id = CONTACTS + "contact_" + last.lower().replace(" ", "_")
     assert phone.screen().find(row_id) is None  # 15 contacts do not fit on one screen
@@ -284,8 +277,7 @@ def test_to_field_takes_numbers_and_rejects_unknown_names() -> None:
 
 # -- notes ----------------------------------------------------------------------------------------
 def test_take_note_saves_non_empty_text_only() -> None:
-    phone = make_phone()
-    open_app(phone, "notes")
+    phone = opened("notes")
     count = len(phone.state.notes)
     tap(phone, NOTES + "take_note")
     phone.apply(Action.press_enter())  # nothing typed: nothing saved
@@ -299,8 +291,7 @@ def test_take_note_saves_non_empty_text_only() -> None:
 
 
 def test_back_discards_a_draft_note() -> None:
-    phone = make_phone()
-    open_app(phone, "notes")
+    phone = opened("notes")
     before = list(phone.state.notes)
     tap(phone, NOTES + "take_note")
     type_text(phone, "draft")
@@ -347,9 +338,7 @@ def test_install_from_top_charts_then_open() -> None:
 
 
 def test_store_search_finds_apps_by_name_and_category() -> None:
-    phone = make_phone()
-    open_app(phone, "store")
-    tap(phone, STORE + "search_field")
+    phone = opened("store", STORE + "search_field")
     type_text(phone, "music")
     phone.apply(Action.press_enter())
     assert phone.route == Route.of("store", "search", query="music")

@@ -47,6 +47,15 @@ def open_chrome(phone: PhoneSim) -> None:
     tap(phone, "com.android.launcher3:id/icon_browser")
 
 
+def browse_to(text: str, seed: int = 0, **dynamics: object) -> PhoneSim:
+    """A fresh phone (see :func:`make_phone`) with ``text`` entered in Chrome's address bar: how
+    most tests start."""
+    phone = make_phone(seed, **dynamics)
+    open_chrome(phone)
+    fill(phone, URL_BAR, text)
+    return phone
+
+
 def texts(phone: PhoneSim) -> dict[str, str]:
     """Each element's title (its text before the " · "-joined subtitle and badge)."""
     return {e.resource_id: e.text.split(" · ")[0] for e in phone.elements()}
@@ -54,9 +63,7 @@ def texts(phone: PhoneSim) -> dict[str, str]:
 
 # -- addresses, searches and error pages -------------------------------------------------------
 def test_address_bar_opens_a_domain() -> None:
-    phone = make_phone()
-    open_chrome(phone)
-    fill(phone, URL_BAR, "https://www.eBay.com/")
+    phone = browse_to("https://www.eBay.com/")
     url = current_url(phone)
     assert url is not None and url.domain == "ebay.com" and url.path == ""
     assert phone.route.param("site") == "ebay.com"
@@ -65,9 +72,7 @@ def test_address_bar_opens_a_domain() -> None:
 
 
 def test_address_bar_searches_text_that_is_not_an_address() -> None:
-    phone = make_phone()
-    open_chrome(phone)
-    fill(phone, URL_BAR, "hotels in Paris")
+    phone = browse_to("hotels in Paris")
     url = current_url(phone)
     assert url is not None and (url.domain, url.path, url.query) == (
         SEARCH_ENGINE,
@@ -88,9 +93,7 @@ def test_launcher_search_bar_opens_search_results_in_chrome() -> None:
 
 
 def test_unknown_domain_shows_site_cannot_be_reached() -> None:
-    phone = make_phone()
-    open_chrome(phone)
-    fill(phone, URL_BAR, "no-such-shop.xyz")
+    phone = browse_to("no-such-shop.xyz")
     shown = texts(phone)
     assert shown[rid("page_heading")] == "This site can't be reached"
     tap(phone, rid("search_instead"))
@@ -98,9 +101,7 @@ def test_unknown_domain_shows_site_cannot_be_reached() -> None:
 
 
 def test_back_returns_to_the_previous_page() -> None:
-    phone = make_phone()
-    open_chrome(phone)
-    fill(phone, URL_BAR, "wikipedia.org")
+    phone = browse_to("wikipedia.org")
     tap(phone, rid("trending_0"))
     assert current_url(phone).path.startswith("wiki/")  # type: ignore[union-attr]
     phone.apply(Action.press_back())
@@ -136,10 +137,8 @@ def test_catalog_is_large_and_every_name_finds_its_product_first_on_every_shop()
 
 @pytest.mark.parametrize("domain", sorted(SHOPS))
 def test_searching_a_shop_lists_the_product_first(domain: str) -> None:
-    phone = make_phone(seed=1, layout_variation=True)
     product = BY_NAME["logitech g933"]
-    open_chrome(phone)
-    fill(phone, URL_BAR, domain)
+    phone = browse_to(domain, seed=1, layout_variation=True)
     fill(phone, SITE_SEARCH, "Logitech G933")
     assert SHOPS[domain].is_results(current_url(phone))  # type: ignore[arg-type]
     first = texts(phone)[rid("result_0")]
@@ -151,9 +150,7 @@ def test_searching_a_shop_lists_the_product_first(domain: str) -> None:
 
 def _results_page_with_ads(domain: str = "ebay.com", query: str = "razer kraken v3"):
     for seed in range(50):
-        phone = make_phone(seed, ads=True, ad_prob=0.5)
-        open_chrome(phone)
-        fill(phone, URL_BAR, domain)
+        phone = browse_to(domain, seed, ads=True, ad_prob=0.5)
         fill(phone, SITE_SEARCH, query)
         screen = phone.screen()
         if screen.find(rid("sponsored_result_0")) is not None:
@@ -195,10 +192,8 @@ def test_tapping_an_ad_does_not_count_as_selecting_the_first_entry() -> None:
 
 
 def test_add_to_cart_then_view_and_edit_the_cart() -> None:
-    phone = make_phone()
     product = BY_NAME["apple airpods pro"]
-    open_chrome(phone)
-    fill(phone, URL_BAR, "walmart.com")
+    phone = browse_to("walmart.com")
     fill(phone, SITE_SEARCH, "apple airpods pro")
     tap(phone, rid("result_0"))
     tap(phone, rid("add_to_cart"))
@@ -216,9 +211,7 @@ def test_add_to_cart_then_view_and_edit_the_cart() -> None:
 # -- interruptions ---------------------------------------------------------------------------------
 def test_cookie_banner_blocks_content_until_answered() -> None:
     for seed in range(20):
-        phone = make_phone(seed, cookie_banners=True)
-        open_chrome(phone)
-        fill(phone, URL_BAR, "target.com")
+        phone = browse_to("target.com", seed, cookie_banners=True)
         if phone.cookie_banners.get("target.com"):
             break
     else:
@@ -239,9 +232,7 @@ def test_cookie_banner_blocks_content_until_answered() -> None:
 
 
 def test_loading_screen_consumes_steps_then_shows_the_page() -> None:
-    phone = make_phone(loading_screens=True, loading_prob=1.0, loading_max_steps=3)
-    open_chrome(phone)
-    fill(phone, URL_BAR, "ebay.com")
+    phone = browse_to("ebay.com", loading_screens=True, loading_prob=1.0, loading_max_steps=3)
     steps = phone.loading_steps
     assert steps >= 1
     for _ in range(steps):

@@ -23,16 +23,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = [
-    "ConfigSection",
-    "DynamicsConfig",
-    "EnvConfig",
-    "LatencyConfig",
-    "PhoneSimConfig",
-    "PlayConfig",
-    "RunConfig",
-]
-
 
 class ConfigSection(BaseModel):
     """Base of every config section: strict about keys, lenient about empty sections.

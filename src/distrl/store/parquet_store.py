@@ -255,6 +255,18 @@ def _observation_columns(
     }
 
 
+#: Step fields stored as same-named columns (the observation and action have columns of their own).
+_STEP_SCALAR_COLUMNS = (
+    "reward",
+    "done",
+    "behaviour_logprob",
+    "entropy",
+    "policy_version",
+    "action_text",
+    "step_seconds",
+)
+
+
 def _step_columns(step: Step) -> dict[str, Any]:
     action = step.action
     return {
@@ -391,33 +403,14 @@ def _decode_trajectory(rows: list[dict[str, Any]], shard: Path) -> Trajectory:
         observation = _decode_observation(row, tuple(actions), f"{where} step {row['step_index']}")
         action = _decode_action(row)
         actions.append(action)
-        steps.append(
-            Step(
-                observation=observation,
-                action=action,
-                reward=row["reward"],
-                done=row["done"],
-                behaviour_logprob=row["behaviour_logprob"],
-                entropy=row["entropy"],
-                policy_version=row["policy_version"],
-                action_text=row["action_text"],
-                step_seconds=row["step_seconds"],
-            )
-        )
+        scalars = {name: row[name] for name in _STEP_SCALAR_COLUMNS}
+        steps.append(Step(observation=observation, action=action, **scalars))
     final_observation = (
         _decode_observation(final_rows[0], tuple(actions), f"{where} final observation")
         if final_rows
         else None
     )
-    task = Task(
-        task_id=first["task_id"],
-        instruction=first["instruction"],
-        suite=first["suite"],
-        split=first["split"],
-        backend=first["backend"],
-        spec=json.loads(first["task_spec_json"]),
-        horizon=first["horizon"],
-    )
+    task = Task.from_dict({**first, "spec": json.loads(first["task_spec_json"])})
     return Trajectory(
         task=task,
         steps=steps,

@@ -26,7 +26,7 @@ from distrl.envs.phonesim.render import Renderer
 from distrl.envs.phonesim.tasks.base import TaskTemplate
 from distrl.envs.phonesim.tasks.registry import TEMPLATES
 from distrl.envs.phonesim.world import populate_world
-from distrl.envs.protocol import DeviceCrashed
+from distrl.envs.protocol import DeviceCrashed, DeviceFault
 from distrl.errors import InputError
 
 
@@ -94,8 +94,8 @@ class PhoneSimEnv:
             raise RuntimeError("step() called on a finished episode; call reset(task) first")
         try:
             seconds = self.latency.step(action)
-        except DeviceCrashed:
-            self.crashed = True
+        except DeviceFault:
+            self.crashed = True  # crashed or hung: either way it needs a restart (reset)
             raise
         phone = self.phone
         event = phone.apply(action) if not action.is_status else action.action_type.value

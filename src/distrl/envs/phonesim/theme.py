@@ -24,6 +24,22 @@ ACCENTS: tuple[Color, ...] = (
 )
 
 
+_LIGHT_PALETTE: dict[str, Color] = {
+    "background": (250, 250, 250),
+    "surface": (255, 255, 255),
+    "text": (32, 33, 36),
+    "muted_text": (95, 99, 104),
+    "divider": (218, 220, 224),
+}
+_DARK_PALETTE: dict[str, Color] = {
+    "background": (32, 33, 36),
+    "surface": (48, 49, 52),
+    "text": (232, 234, 237),
+    "muted_text": (170, 174, 181),
+    "divider": (80, 82, 86),
+}
+
+
 @dataclass(frozen=True)
 class Theme:
     background: Color
@@ -37,28 +53,11 @@ class Theme:
 
     @classmethod
     def light(cls, accent: Color = ACCENTS[0], font_scale: float = 1.0) -> Theme:
-        return cls(
-            background=(250, 250, 250),
-            surface=(255, 255, 255),
-            text=(32, 33, 36),
-            muted_text=(95, 99, 104),
-            accent=accent,
-            divider=(218, 220, 224),
-            font_scale=font_scale,
-        )
+        return cls(**_LIGHT_PALETTE, accent=accent, font_scale=font_scale)
 
     @classmethod
     def dark_theme(cls, accent: Color = ACCENTS[0], font_scale: float = 1.0) -> Theme:
-        return cls(
-            background=(32, 33, 36),
-            surface=(48, 49, 52),
-            text=(232, 234, 237),
-            muted_text=(170, 174, 181),
-            accent=accent,
-            divider=(80, 82, 86),
-            font_scale=font_scale,
-            dark=True,
-        )
+        return cls(**_DARK_PALETTE, accent=accent, font_scale=font_scale, dark=True)
 
     @classmethod
     def sample(cls, rng: np.random.Generator, dark: bool) -> Theme:

@@ -11,15 +11,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from distrl.envs.phonesim.apps.base import App
+from distrl.envs.phonesim.apps.base import MUTED_COLOR, App
 from distrl.envs.phonesim.state import Alarm, Route
 from distrl.envs.phonesim.widgets import Page, Row, Widget, row
 
 if TYPE_CHECKING:
     from distrl.envs.phonesim.phone import PhoneSim
 
-ERROR_COLOR = (217, 48, 37)
-MUTED_COLOR = (128, 128, 128)
 TIME_ERROR = "Enter a time like 7:30 AM or 19:30"
 TABS = (("main", "Alarm"), ("world", "Clock"), ("timer", "Timer"))
 #: The world clock, for a phone whose local time (the status bar's 9:41) is US Pacific.
@@ -63,9 +61,7 @@ class Clock(App):
     label = "Clock"
     package = "com.google.android.deskclock"
     icon_color = (66, 133, 244)
-
-    def popup_kinds(self) -> tuple[str, ...]:
-        return ("notifications",)
+    popups = ("notifications",)
 
     # -- handlers -------------------------------------------------------------------------------
     def save_alarm(self, phone: PhoneSim, text: str) -> None:
@@ -137,84 +133,32 @@ class Clock(App):
                     height=1.3,
                 )
             )
-        if not body:
-            body.append(row(Widget("text", "No alarms", self.rid("empty"), color=MUTED_COLOR)))
-        return Page(
-            title="Clock",
-            package=self.package,
-            header=[self._tabs(phone, "main")],
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "button",
-                        "+ Add alarm",
-                        self.rid("add_alarm"),
-                        on_tap=lambda: self.open_editor(phone),
-                    )
-                )
-            ],
-        )
+        footer = self.button_footer("+ Add alarm", "add_alarm", lambda: self.open_editor(phone))
+        header = [self._tabs(phone, "main")]
+        return self.list_page("Clock", body, "No alarms", header=header, footer=footer)
 
     def _editor(self, phone: PhoneSim, route: Route) -> Page:
         field_id = self.rid("time_field")
         body = [
             row(Widget("text", "Alarm time", self.rid("time_label"))),
             row(
-                Widget(
-                    "field",
-                    resource_id=field_id,
-                    placeholder="Hour:minute, e.g. 7:30 AM",
-                    on_submit=lambda text: self.save_alarm(phone, text),
+                self.field(
+                    "time_field",
+                    "Hour:minute, e.g. 7:30 AM",
+                    lambda text: self.save_alarm(phone, text),
                 )
             ),
+            *self.error_rows(route),
+            self.muted("Examples: 6:45 AM, 19:30, 7:30pm", "hint"),
         ]
-        if route.param("error"):
-            body.append(
-                row(Widget("text", route.param("error"), self.rid("error"), color=ERROR_COLOR))
-            )
-        body.append(
-            row(
-                Widget(
-                    "text", "Examples: 6:45 AM, 19:30, 7:30pm", self.rid("hint"), color=MUTED_COLOR
-                )
-            )
-        )
-        return Page(
-            title="Add alarm",
-            package=self.package,
-            back_arrow=True,
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "button",
-                        "Cancel",
-                        self.rid("cancel"),
-                        color=MUTED_COLOR,
-                        on_tap=lambda: self.close_screen(phone),
-                    ),
-                    Widget(
-                        "button",
-                        "Save",
-                        self.rid("save"),
-                        on_tap=lambda: self.save_alarm(phone, phone.field_text(field_id)),
-                    ),
-                )
-            ],
+        return self.editor_page(
+            phone, "Add alarm", body, lambda: self.save_alarm(phone, phone.field_text(field_id))
         )
 
     def _world(self, phone: PhoneSim) -> Page:
         body = [
             row(Widget("title", "9:41 AM", self.rid("local_time")), height=1.5),
-            row(
-                Widget(
-                    "text",
-                    "Tuesday, May 21 - Los Angeles",
-                    self.rid("local_date"),
-                    color=MUTED_COLOR,
-                )
-            ),
+            self.muted("Tuesday, May 21 - Los Angeles", "local_date"),
         ]
         for city, time in WORLD_CLOCKS:
             body.append(
@@ -225,23 +169,14 @@ class Clock(App):
                     height=1.2,
                 )
             )
-        return Page(
-            title="Clock", package=self.package, header=[self._tabs(phone, "world")], body=body
-        )
+        return self.page("Clock", body, header=[self._tabs(phone, "world")])
 
     def _timer(self, phone: PhoneSim, route: Route) -> Page:
         minutes = int(route.param("minutes", 0))
         shown = f"{minutes:02d}:00" if minutes else "00:00"
         body = [
             row(Widget("title", shown, self.rid("timer_display")), height=1.5),
-            row(
-                Widget(
-                    "text",
-                    "Running" if minutes else "Pick a duration",
-                    self.rid("timer_state"),
-                    color=MUTED_COLOR,
-                )
-            ),
+            self.muted("Running" if minutes else "Pick a duration", "timer_state"),
         ]
         if minutes:
             body.append(
@@ -271,6 +206,4 @@ class Clock(App):
                     )
                 )
             )
-        return Page(
-            title="Clock", package=self.package, header=[self._tabs(phone, "timer")], body=body
-        )
+        return self.page("Clock", body, header=[self._tabs(phone, "timer")])

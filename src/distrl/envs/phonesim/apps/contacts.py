@@ -16,8 +16,6 @@ from distrl.envs.phonesim.widgets import Page, Row, Widget, row
 if TYPE_CHECKING:
     from distrl.envs.phonesim.phone import PhoneSim
 
-ERROR_COLOR = (217, 48, 37)
-MUTED_COLOR = (128, 128, 128)
 AVATAR_COLORS = (
     (26, 115, 232), (217, 48, 37), (15, 157, 88), (244, 160, 0), (103, 58, 183),
     (0, 137, 123), (233, 30, 99), (121, 85, 72),
@@ -50,9 +48,7 @@ class Contacts(App):
     label = "Contacts"
     package = "com.android.contacts"
     icon_color = (26, 115, 232)
-
-    def popup_kinds(self) -> tuple[str, ...]:
-        return ("rate",)
+    popups = ("rate",)
 
     def contact_id(self, name: str) -> str:
         """The resource id of ``name``'s row in the contact list."""
@@ -86,17 +82,7 @@ class Contacts(App):
     def _list(self, phone: PhoneSim) -> Page:
         contacts = sorted(phone.state.contacts, key=lambda c: c.name.casefold())
         count = len(contacts)
-        body: list[Row] = [
-            row(
-                Widget(
-                    "text",
-                    f"{count} contact{'s' * (count != 1)}",
-                    self.rid("count"),
-                    color=MUTED_COLOR,
-                ),
-                height=0.8,
-            )
-        ]
+        body: list[Row] = [self.muted(f"{count} contact{'s' * (count != 1)}", "count", height=0.8)]
         for contact in contacts:
             body.append(
                 row(
@@ -111,31 +97,16 @@ class Contacts(App):
                     )
                 )
             )
-        return Page(
-            title="Contacts",
-            package=self.package,
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "button",
-                        "+ Create contact",
-                        self.rid("create_contact"),
-                        on_tap=lambda: self.open_form(phone),
-                    )
-                )
-            ],
+        footer = self.button_footer(
+            "+ Create contact", "create_contact", lambda: self.open_form(phone)
         )
+        return self.page("Contacts", body, footer=footer)
 
     def _detail(self, phone: PhoneSim, name: str) -> Page:
         contact = find_contact(phone.state.contacts, name)
         if contact is None:
-            return Page(
-                title="Contacts",
-                package=self.package,
-                back_arrow=True,
-                body=[row(Widget("text", "Contact not found", self.rid("missing")))],
-            )
+            missing = row(Widget("text", "Contact not found", self.rid("missing")))
+            return self.page("Contacts", [missing], back_arrow=True)
         body = [
             row(
                 Widget("spacer", weight=1.2),
@@ -169,49 +140,15 @@ class Contacts(App):
                 )
             ),
         ]
-        return Page(title=contact.name, package=self.package, back_arrow=True, body=body)
+        return self.page(contact.name, body, back_arrow=True)
 
     def _form(self, phone: PhoneSim, route: Route) -> Page:
         phone_field = self.rid("phone_field")
         body = [
-            row(Widget("text", "Name", self.rid("name_label"), color=MUTED_COLOR), height=0.7),
-            row(
-                Widget(
-                    "field",
-                    resource_id=self.rid("name_field"),
-                    placeholder="Full name",
-                    on_submit=lambda _: phone.focus(phone_field),
-                )
-            ),
-            row(Widget("text", "Phone", self.rid("phone_label"), color=MUTED_COLOR), height=0.7),
-            row(
-                Widget(
-                    "field",
-                    resource_id=phone_field,
-                    placeholder="Phone number",
-                    on_submit=lambda _: self.save(phone),
-                )
-            ),
+            self.muted("Name", "name_label", height=0.7),
+            row(self.field("name_field", "Full name", lambda _: phone.focus(phone_field))),
+            self.muted("Phone", "phone_label", height=0.7),
+            row(self.field("phone_field", "Phone number", lambda _: self.save(phone))),
+            *self.error_rows(route),
         ]
-        if route.param("error"):
-            body.append(
-                row(Widget("text", route.param("error"), self.rid("error"), color=ERROR_COLOR))
-            )
-        return Page(
-            title="Create contact",
-            package=self.package,
-            back_arrow=True,
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "button",
-                        "Cancel",
-                        self.rid("cancel"),
-                        color=MUTED_COLOR,
-                        on_tap=lambda: self.close_screen(phone),
-                    ),
-                    Widget("button", "Save", self.rid("save"), on_tap=lambda: self.save(phone)),
-                )
-            ],
-        )
+        return self.editor_page(phone, "Create contact", body, lambda: self.save(phone))

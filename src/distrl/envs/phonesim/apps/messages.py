@@ -11,15 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from distrl.envs.phonesim.apps.base import App, slug
-from distrl.envs.phonesim.apps.contacts import avatar_color, phone_digits
+from distrl.envs.phonesim.apps.contacts import avatar_color, find_contact, phone_digits
 from distrl.envs.phonesim.state import Message, PhoneState, Route
 from distrl.envs.phonesim.widgets import Page, Row, Widget, row
 
 if TYPE_CHECKING:
     from distrl.envs.phonesim.phone import PhoneSim
 
-ERROR_COLOR = (217, 48, 37)
-MUTED_COLOR = (128, 128, 128)
 _NUMBER_CHARS = frozenset("0123456789+-(). ")
 
 
@@ -38,9 +36,9 @@ def resolve_recipient(state: PhoneState, text: str) -> str | None:
     query = " ".join(text.split()).casefold()
     if not query:
         return None
-    for contact in state.contacts:
-        if contact.name.casefold() == query:
-            return contact.name
+    contact = find_contact(state.contacts, text)
+    if contact is not None:
+        return contact.name
     by_first = [c for c in state.contacts if c.name.casefold().split()[:1] == [query]]
     if len(by_first) == 1:
         return by_first[0].name
@@ -60,9 +58,7 @@ class Messages(App):
     label = "Messages"
     package = "com.google.android.apps.messaging"
     icon_color = (11, 87, 208)
-
-    def popup_kinds(self) -> tuple[str, ...]:
-        return ("notifications",)
+    popups = ("notifications",)
 
     def thread_id(self, recipient: str) -> str:
         """The resource id of the conversation with ``recipient`` in the conversation list."""
@@ -119,44 +115,16 @@ class Messages(App):
                     height=1.3,
                 )
             )
-        if not body:
-            body.append(
-                row(Widget("text", "No conversations yet", self.rid("empty"), color=MUTED_COLOR))
-            )
-        return Page(
-            title="Messages",
-            package=self.package,
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "button",
-                        "+ Start chat",
-                        self.rid("start_chat"),
-                        on_tap=lambda: self.start_chat(phone),
-                    )
-                )
-            ],
-        )
+        footer = self.button_footer("+ Start chat", "start_chat", lambda: self.start_chat(phone))
+        return self.list_page("Messages", body, "No conversations yet", footer=footer)
 
     def _new(self, phone: PhoneSim, route: Route) -> Page:
-        to_field = Widget(
-            "field",
-            resource_id=self.rid("to_field"),
-            placeholder="To: name or phone number",
-            on_submit=lambda text: self.submit_recipient(phone, text),
+        to_field = self.field(
+            "to_field",
+            "To: name or phone number",
+            lambda text: self.submit_recipient(phone, text),
         )
-        body: list[Row] = []
-        if route.param("error"):
-            body.append(
-                row(Widget("text", route.param("error"), self.rid("error"), color=ERROR_COLOR))
-            )
-        body.append(
-            row(
-                Widget("text", "All contacts", self.rid("contacts_label"), color=MUTED_COLOR),
-                height=0.8,
-            )
-        )
+        body = [*self.error_rows(route), self.muted("All contacts", "contacts_label", height=0.8)]
         for contact in sorted(phone.state.contacts, key=lambda c: c.name.casefold()):
             body.append(
                 row(
@@ -173,13 +141,7 @@ class Messages(App):
                     height=1.2,
                 )
             )
-        return Page(
-            title="New conversation",
-            package=self.package,
-            back_arrow=True,
-            header=[row(to_field)],
-            body=body,
-        )
+        return self.page("New conversation", body, header=[row(to_field)], back_arrow=True)
 
     def _conversation(self, phone: PhoneSim, recipient: str) -> Page:
         first_name = recipient.split()[0] if recipient else recipient
@@ -198,30 +160,16 @@ class Messages(App):
             body.append(
                 row(*((bubble, spacer) if message.incoming else (spacer, bubble)), height=1.2)
             )
-        if not body:
-            body.append(
-                row(Widget("text", f"Say hi to {first_name}", self.rid("empty"), color=MUTED_COLOR))
-            )
-        return Page(
-            title=recipient,
-            package=self.package,
+        compose = self.field(
+            "compose", "Text message", lambda _: self.send(phone, recipient), weight=3.5
+        )
+        send = Widget(
+            "button", "Send", self.rid("send"), on_tap=lambda: self.send(phone, recipient)
+        )
+        return self.list_page(
+            recipient,
+            body,
+            f"Say hi to {first_name}",
+            footer=[row(compose, send)],
             back_arrow=True,
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "field",
-                        resource_id=self.rid("compose"),
-                        placeholder="Text message",
-                        on_submit=lambda _: self.send(phone, recipient),
-                        weight=3.5,
-                    ),
-                    Widget(
-                        "button",
-                        "Send",
-                        self.rid("send"),
-                        on_tap=lambda: self.send(phone, recipient),
-                    ),
-                )
-            ],
         )

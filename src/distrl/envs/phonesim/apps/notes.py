@@ -17,7 +17,6 @@ from distrl.envs.phonesim.widgets import Page, Row, Widget, row
 if TYPE_CHECKING:
     from distrl.envs.phonesim.phone import PhoneSim
 
-MUTED_COLOR = (128, 128, 128)
 NOTE_COLORS = (
     (255, 244, 117),
     (204, 255, 144),
@@ -35,9 +34,6 @@ class Notes(App):
     label = "Notes"
     package = "com.google.android.keep"
     icon_color = (251, 188, 4)
-
-    def popup_kinds(self) -> tuple[str, ...]:
-        return ("rate", "update")
 
     # -- handlers -------------------------------------------------------------------------------
     def open_editor(self, phone: PhoneSim, index: int | None) -> None:
@@ -84,61 +80,15 @@ class Notes(App):
                     height=1.2,
                 )
             )
-        if not body:
-            body.append(
-                row(
-                    Widget(
-                        "text", "Notes you add appear here", self.rid("empty"), color=MUTED_COLOR
-                    )
-                )
-            )
-        return Page(
-            title="Keep Notes",
-            package=self.package,
-            body=body,
-            footer=[
-                row(
-                    Widget(
-                        "button",
-                        "+ Take a note",
-                        self.rid("take_note"),
-                        on_tap=lambda: self.open_editor(phone, None),
-                    )
-                )
-            ],
+        footer = self.button_footer(
+            "+ Take a note", "take_note", lambda: self.open_editor(phone, None)
         )
+        return self.list_page("Keep Notes", body, "Notes you add appear here", footer=footer)
 
     def _editor(self, phone: PhoneSim, index: int | None) -> Page:
         body = [
-            row(
-                Widget(
-                    "field",
-                    resource_id=self.rid("note_field"),
-                    placeholder="Note",
-                    on_submit=lambda _: self.save(phone, index),
-                )
-            ),
-            row(
-                Widget(
-                    "text",
-                    "Save keeps the note; Back discards it",
-                    self.rid("hint"),
-                    color=MUTED_COLOR,
-                ),
-                height=0.8,
-            ),
-        ]
-        footer = [
-            row(
-                Widget(
-                    "button",
-                    "Cancel",
-                    self.rid("cancel"),
-                    color=MUTED_COLOR,
-                    on_tap=lambda: self.close_screen(phone),
-                ),
-                Widget("button", "Save", self.rid("save"), on_tap=lambda: self.save(phone, index)),
-            )
+            row(self.field("note_field", "Note", lambda _: self.save(phone, index))),
+            self.muted("Save keeps the note; Back discards it", "hint", height=0.8),
         ]
         title = "New note" if index is None else "Edit note"
-        return Page(title=title, package=self.package, back_arrow=True, body=body, footer=footer)
+        return self.editor_page(phone, title, body, lambda: self.save(phone, index))

@@ -13,15 +13,22 @@ from distrl.envs.phonesim.widgets import Page, Widget, row
 if TYPE_CHECKING:
     from distrl.envs.phonesim.phone import PhoneSim
 
+#: About phone's rows: (label, resource-id name, value).
+ABOUT_PHONE = (
+    ("Device name", "device_name", "PhoneSim Pixel"),
+    ("Android version", "android_version", "14"),
+    ("Build number", "build_number", "DISTRL.240101.001"),
+)
+
 
 class Settings(App):
+    """Quick-setting switches in this episode's order, a few inert entries and About phone."""
+
     name = "settings"
     label = "Settings"
     package = "com.android.settings"
     icon_color = (95, 99, 104)
-
-    def popup_kinds(self) -> tuple[str, ...]:
-        return ()
+    popups = ()  # the system app never nags
 
     def set(self, phone: PhoneSim, setting: str, value: bool) -> None:
         """Change a setting; airplane mode switches the radios off, as on Android."""
@@ -31,6 +38,7 @@ class Settings(App):
             phone.state.settings["bluetooth"] = False
 
     def toggle_order(self, phone: PhoneSim) -> list[str]:
+        """The settings' switches in this episode's order (shuffled under layout variation)."""
         names = list(SETTINGS)
         seed = phone.variation.settings_order_seed
         if seed:
@@ -39,34 +47,11 @@ class Settings(App):
 
     def build(self, phone: PhoneSim, route: Route) -> Page:
         if route.screen == "about":
-            return Page(
-                title="About phone",
-                package=self.package,
-                back_arrow=True,
-                body=[
-                    row(
-                        Widget(
-                            "item",
-                            "Device name",
-                            self.rid("device_name"),
-                            subtitle="PhoneSim Pixel",
-                        )
-                    ),
-                    row(
-                        Widget(
-                            "item", "Android version", self.rid("android_version"), subtitle="14"
-                        )
-                    ),
-                    row(
-                        Widget(
-                            "item",
-                            "Build number",
-                            self.rid("build_number"),
-                            subtitle="DISTRL.240101.001",
-                        )
-                    ),
-                ],
-            )
+            body = [
+                row(Widget("item", text, self.rid(name), subtitle=value))
+                for text, name, value in ABOUT_PHONE
+            ]
+            return self.page("About phone", body, back_arrow=True)
         settings = phone.state.settings
         body = [row(Widget("text", "Network & devices", self.rid("section_network")))]
         for name in self.toggle_order(phone):
@@ -94,4 +79,4 @@ class Settings(App):
                 )
             )
         )
-        return Page(title="Settings", package=self.package, body=body)
+        return self.page("Settings", body)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from distrl.envs.phonesim.apps.base import App
+from distrl.envs.phonesim.apps.base import MUTED_COLOR, App
 from distrl.envs.phonesim.apps.installable import INSTALLABLE_APPS, InstallableApp
 from distrl.envs.phonesim.state import Route
 from distrl.envs.phonesim.widgets import Page, Row, Widget, row
@@ -16,7 +16,6 @@ from distrl.envs.phonesim.widgets import Page, Row, Widget, row
 if TYPE_CHECKING:
     from distrl.envs.phonesim.phone import PhoneSim
 
-MUTED_COLOR = (128, 128, 128)
 STORE_APPS: dict[str, InstallableApp] = {app.name: app for app in INSTALLABLE_APPS}
 
 
@@ -40,9 +39,7 @@ class PlayStore(App):
     label = "Play Store"
     package = "com.android.vending"
     icon_color = (1, 135, 95)
-
-    def popup_kinds(self) -> tuple[str, ...]:
-        return ("update",)
+    popups = ("update",)
 
     def listing_id(self, app_name: str) -> str:
         """The resource id of ``app_name``'s row in the top charts and in search results."""
@@ -69,11 +66,10 @@ class PlayStore(App):
         if route.screen == "app":
             return self._app_page(phone, STORE_APPS[route.param("app_name")])
         search_bar = row(
-            Widget(
-                "field",
-                resource_id=self.rid("search_field"),
-                placeholder="Search for apps & games",
-                on_submit=lambda query: self.search(phone, query),
+            self.field(
+                "search_field",
+                "Search for apps & games",
+                lambda query: self.search(phone, query),
             )
         )
         if route.screen == "search":
@@ -84,26 +80,11 @@ class PlayStore(App):
             ]
             body += [self._listing(phone, app) for app in found]
             if not found:
-                body.append(
-                    row(
-                        Widget(
-                            "text",
-                            "No apps found. Try another name.",
-                            self.rid("no_results"),
-                            color=MUTED_COLOR,
-                        )
-                    )
-                )
-            return Page(
-                title="Search",
-                package=self.package,
-                back_arrow=True,
-                header=[search_bar],
-                body=body,
-            )
+                body.append(self.muted("No apps found. Try another name.", "no_results"))
+            return self.page("Search", body, header=[search_bar], back_arrow=True)
         body = [row(Widget("text", "Top charts", self.rid("top_charts")), height=0.8)]
         body += [self._listing(phone, app) for app in INSTALLABLE_APPS]
-        return Page(title="Google Play", package=self.package, header=[search_bar], body=body)
+        return self.page("Google Play", body, header=[search_bar])
 
     def _listing(self, phone: PhoneSim, app: InstallableApp) -> Row:
         installed = app.name in phone.state.installed_apps
@@ -158,16 +139,11 @@ class PlayStore(App):
                 ),
                 height=1.6,
             ),
-            row(
-                Widget(
-                    "text",
-                    f"{app.rating} stars | {app.downloads} downloads | {app.category}",
-                    self.rid("app_stats"),
-                    color=MUTED_COLOR,
-                )
+            self.muted(
+                f"{app.rating} stars | {app.downloads} downloads | {app.category}", "app_stats"
             ),
             actions,
             row(Widget("text", "About this app", self.rid("about_title"))),
             row(Widget("text", app.tagline, self.rid("about_text")), height=1.2),
         ]
-        return Page(title=app.label, package=self.package, back_arrow=True, body=body)
+        return self.page(app.label, body, back_arrow=True)

@@ -9,6 +9,8 @@ and spacing (and quotes around a typed text), since an agent may type "Running l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from distrl.core.action import Action
@@ -21,16 +23,33 @@ from distrl.envs.phonesim.apps.notes import Notes
 from distrl.envs.phonesim.apps.store import PlayStore
 from distrl.envs.phonesim.expert import Expert
 from distrl.envs.phonesim.phone import PhoneSim
-from distrl.envs.phonesim.state import SETTING_LABELS, SETTINGS, Alarm, Contact, Message
+from distrl.envs.phonesim.state import SETTING_LABELS, SETTINGS, Alarm, Contact, Message, Route
 from distrl.envs.phonesim.tasks.base import Params, TaskTemplate, split_values
 from distrl.envs.phonesim.world import CONTACT_NAMES, phone_number
 
 
-class ToggleSetting(TaskTemplate):
+class GeneralTemplate(TaskTemplate):
+    """A template of the ``general`` suite."""
+
+    suite = "general"
+
+
+def app_step(
+    expert: Expert, app_name: str, screen_step: Callable[[Route], Action | None]
+) -> Action:
+    """The expert's next action for a task inside one app: clear an interruption, open the app,
+    then what ``screen_step`` says for the route shown. Where it has nothing to do (a screen off
+    the path, such as one a random tap opened) BACK heads towards the app's main screen."""
+    step = expert.interruption() or expert.open_app(app_name)
+    if step is None:
+        step = screen_step(expert.phone.route)
+    return step or Action.press_back()
+
+
+class ToggleSetting(GeneralTemplate):
     """Turn a quick setting on or off ("Turn on Wi-Fi")."""
 
     name = "toggle_setting"
-    suite = "general"
     phrasings = (
         "Turn {state} {label}",
         "Switch {state} {label}",
@@ -59,12 +78,10 @@ class ToggleSetting(TaskTemplate):
 
     def expert_action(self, expert: Expert, params: Params) -> Action:
         switch = f"com.android.settings:id/switch_{params['setting']}"
-        return (
-            expert.interruption()
-            or expert.open_app("settings")
-            or expert.tap(switch)
-            or expert.back_until(lambda route: route.screen == "main")
-            or Action.press_back()
+        return app_step(
+            expert,
+            "settings",
+            lambda _: expert.tap(switch) or expert.back_until(lambda r: r.screen == "main"),
         )
 
 
@@ -140,33 +157,40 @@ def ensure_contact(phone: PhoneSim, name: str, rng: np.random.Generator) -> Cont
     return contact
 
 
-def conversation_open_with(phone: PhoneSim, name: str) -> bool:
+def shows(phone: PhoneSim, app: str, screen: str, key: str, name: str) -> bool:
+    """The phone shows ``app``'s ``screen`` about ``name`` (its route's ``key`` names them)."""
     route = phone.route
     return (
-        route.app == MESSAGES.name
-        and route.screen == "conversation"
-        and normalize(route.param("recipient", "")) == normalize(name)
+        route.app == app
+        and route.screen == screen
+        and normalize(route.param(key, "")) == normalize(name)
     )
+
+
+def conversation_open_with(phone: PhoneSim, name: str) -> bool:
+    return shows(phone, MESSAGES.name, "conversation", "recipient", name)
 
 
 # -- apps ---------------------------------------------------------------------------------------
 def install_step(expert: Expert, app_name: str) -> Action:
     """The next step of installing ``app_name`` from the Play Store's top charts."""
-    route = expert.phone.route
-    step = expert.interruption() or expert.open_app(STORE.name)
-    if step is None and route.screen == "app":
-        if route.param("app_name") == app_name:
-            step = expert.tap(STORE.rid("install_button"))
-    elif step is None:
-        step = expert.tap(STORE.listing_id(app_name))
-    return step or Action.press_back()
+
+    def on_screen(route: Route) -> Action | None:
+        if route.screen == "app":  # another app's page: BACK to the charts
+            return (
+                expert.tap(STORE.rid("install_button"))
+                if route.param("app_name") == app_name
+                else None
+            )
+        return expert.tap(STORE.listing_id(app_name))
+
+    return app_step(expert, STORE.name, on_screen)
 
 
-class OpenApp(TaskTemplate):
+class OpenApp(GeneralTemplate):
     """Open an app from the home screen ("Open the Clock app"); store apps are installed first."""
 
     name = "open_app"
-    suite = "general"
     phrasings = (
         "Open the {label} app",
         "Launch {label}",
@@ -196,11 +220,10 @@ class OpenApp(TaskTemplate):
         return expert.interruption() or expert.open_app(app.name) or Action.press_home()
 
 
-class InstallApp(TaskTemplate):
+class InstallApp(GeneralTemplate):
     """Install a store app from the Play Store ("Install Spotify")."""
 
     name = "install_app"
-    suite = "general"
     phrasings = (
         "Install {label}",
         "Download {label} from the Play Store",
@@ -235,11 +258,28 @@ def alarm_time_param(rng: np.random.Generator, split: str) -> tuple[int, int]:
     return int(hour), int(minute)
 
 
-class SetAlarm(TaskTemplate):
+class AlarmTemplate(GeneralTemplate):
+    """A task about the alarm at one time, written in the instruction as :meth:`time_text` says."""
+
+    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
+        hour, minute = alarm_time_param(rng, split)
+        return {"hour": hour, "minute": minute, "time": self.time_text(rng, hour, minute)}
+
+    def time_text(self, rng: np.random.Generator, hour: int, minute: int) -> str:
+        """How the instruction writes the time (the label as the Clock app shows it by default)."""
+        return Alarm(hour, minute).label
+
+    @staticmethod
+    def alarm_on(phone: PhoneSim, params: Params) -> bool:
+        """Some alarm at the task's time is switched on."""
+        wanted = (params["hour"], params["minute"])
+        return any(a.enabled and (a.hour, a.minute) == wanted for a in phone.state.alarms)
+
+
+class SetAlarm(AlarmTemplate):
     """Add an alarm ("Set an alarm for 6:45 AM"), the time written as 6:45 AM, 6:45am or 18:45."""
 
     name = "set_alarm"
-    suite = "general"
     phrasings = (
         "Set an alarm for {time}",
         "Wake me up at {time}",
@@ -250,37 +290,33 @@ class SetAlarm(TaskTemplate):
         "Can you set an alarm for {time}?",
     )
 
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        hour, minute = alarm_time_param(rng, split)
+    def time_text(self, rng: np.random.Generator, hour: int, minute: int) -> str:
         label = Alarm(hour, minute).label
         style = int(rng.integers(4))
-        time = (label, label, label.replace(" ", "").lower(), f"{hour:02d}:{minute:02d}")[style]
-        return {"hour": hour, "minute": minute, "time": time}
+        return (label, label, label.replace(" ", "").lower(), f"{hour:02d}:{minute:02d}")[style]
 
     def setup(self, phone: PhoneSim, params: Params, rng: np.random.Generator) -> None:
         wanted = (params["hour"], params["minute"])
         phone.state.alarms = [a for a in phone.state.alarms if (a.hour, a.minute) != wanted]
 
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        wanted = (params["hour"], params["minute"])
-        return any(a.enabled and (a.hour, a.minute) == wanted for a in phone.state.alarms)
+        return self.alarm_on(phone, params)
 
     def expert_action(self, expert: Expert, params: Params) -> Action:
-        screen = expert.phone.route.screen
-        step = expert.interruption() or expert.open_app(CLOCK.name)
-        if step is None and screen == "edit":
-            label = Alarm(params["hour"], params["minute"]).label
-            step = expert.fill(CLOCK.rid("time_field"), label, submit=True)
-        elif step is None:
-            step = expert.tap(CLOCK.rid("add_alarm")) or expert.tap(CLOCK.rid("tab_alarm"))
-        return step or Action.press_back()
+        label = Alarm(params["hour"], params["minute"]).label
+
+        def on_screen(route: Route) -> Action | None:
+            if route.screen == "edit":
+                return expert.fill(CLOCK.rid("time_field"), label, submit=True)
+            return expert.tap(CLOCK.rid("add_alarm")) or expert.tap(CLOCK.rid("tab_alarm"))
+
+        return app_step(expert, CLOCK.name, on_screen)
 
 
-class DisableAlarm(TaskTemplate):
+class DisableAlarm(AlarmTemplate):
     """Switch off an alarm that is on ("Turn off my 7:30 AM alarm")."""
 
     name = "disable_alarm"
-    suite = "general"
     phrasings = (
         "Turn off my {time} alarm",
         "Disable the {time} alarm",
@@ -290,11 +326,9 @@ class DisableAlarm(TaskTemplate):
         "Turn the {time} alarm off",
     )
 
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        hour, minute = alarm_time_param(rng, split)
+    def time_text(self, rng: np.random.Generator, hour: int, minute: int) -> str:
         label = Alarm(hour, minute).label
-        time = label if rng.random() < 0.75 else label.replace(" ", "").lower()
-        return {"hour": hour, "minute": minute, "time": time}
+        return label if rng.random() < 0.75 else label.replace(" ", "").lower()
 
     def setup(self, phone: PhoneSim, params: Params, rng: np.random.Generator) -> None:
         wanted = (params["hour"], params["minute"])
@@ -305,26 +339,20 @@ class DisableAlarm(TaskTemplate):
         phone.state.alarms.append(Alarm(*wanted, enabled=True))
 
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        wanted = (params["hour"], params["minute"])
-        return not any(a.enabled and (a.hour, a.minute) == wanted for a in phone.state.alarms)
+        return not self.alarm_on(phone, params)
 
     def expert_action(self, expert: Expert, params: Params) -> Action:
         switch = CLOCK.rid(alarm_id(params["hour"], params["minute"]))
-        return (
-            expert.interruption()
-            or expert.open_app(CLOCK.name)
-            or expert.tap(switch)
-            or expert.tap(CLOCK.rid("tab_alarm"))
-            or Action.press_back()
+        return app_step(
+            expert, CLOCK.name, lambda _: expert.tap(switch) or expert.tap(CLOCK.rid("tab_alarm"))
         )
 
 
 # -- contacts -----------------------------------------------------------------------------------
-class AddContact(TaskTemplate):
+class AddContact(GeneralTemplate):
     """Create a contact with a name and number ("Add a contact named Ana Ruiz, 415-555-0101")."""
 
     name = "add_contact"
-    suite = "general"
     phrasings = (
         "Add a contact named {name} with the number {number}",
         "Create a new contact: {name}, {number}",
@@ -349,22 +377,47 @@ class AddContact(TaskTemplate):
         )
 
     def expert_action(self, expert: Expert, params: Params) -> Action:
-        route = expert.phone.route
-        step = expert.interruption() or expert.open_app(CONTACTS.name)
-        if step is None and route.screen == "create":
-            step = expert.fill(CONTACTS.rid("name_field"), params["name"], submit=False) or (
-                expert.fill(CONTACTS.rid("phone_field"), params["number"], submit=True)
-            )
-        elif step is None and route.screen == "main":
-            step = expert.tap(CONTACTS.rid("create_contact"))
-        return step or Action.press_back()
+        def on_screen(route: Route) -> Action | None:
+            if route.screen == "create":
+                return expert.fill(CONTACTS.rid("name_field"), params["name"], submit=False) or (
+                    expert.fill(CONTACTS.rid("phone_field"), params["number"], submit=True)
+                )
+            return expert.tap(CONTACTS.rid("create_contact")) if route.screen == "main" else None
+
+        return app_step(expert, CONTACTS.name, on_screen)
 
 
-class LookupContact(TaskTemplate):
+class ShowContactScreen(GeneralTemplate):
+    """Show an app's screen about one contact, which a tap on the contact's row in the app's main
+    list opens. Subclasses say which app, screen and route parameter, and the row's id."""
+
+    app = ""
+    screen = ""
+    route_key = ""
+
+    def row_id(self, name: str) -> str:
+        """The resource id of ``name``'s row on the app's main screen."""
+        raise NotImplementedError
+
+    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
+        return {"name": contact_param(rng, split)}
+
+    def is_success(self, phone: PhoneSim, params: Params) -> bool:
+        return shows(phone, self.app, self.screen, self.route_key, params["name"])
+
+    def expert_action(self, expert: Expert, params: Params) -> Action:
+        row = self.row_id(params["name"])
+        return app_step(
+            expert, self.app, lambda route: expert.tap(row) if route.screen == "main" else None
+        )
+
+
+class LookupContact(ShowContactScreen):
     """Show a contact's card ("Look up Alice Smith's phone number")."""
 
     name = "lookup_contact"
-    suite = "general"
+    app, screen, route_key = CONTACTS.name, "detail", "name"
+    row_id = staticmethod(CONTACTS.contact_id)
     phrasings = (
         "Show me {name}'s contact details",
         "Find {name} in my contacts",
@@ -375,33 +428,15 @@ class LookupContact(TaskTemplate):
         "Open {name}'s contact",
     )
 
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"name": contact_param(rng, split)}
-
     def setup(self, phone: PhoneSim, params: Params, rng: np.random.Generator) -> None:
         ensure_contact(phone, params["name"], rng)
 
-    def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        route = phone.route
-        return (
-            route.app == CONTACTS.name
-            and route.screen == "detail"
-            and normalize(route.param("name", "")) == normalize(params["name"])
-        )
-
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        step = expert.interruption() or expert.open_app(CONTACTS.name)
-        if step is None and expert.phone.route.screen == "main":
-            step = expert.tap(CONTACTS.contact_id(params["name"]))
-        return step or Action.press_back()
-
 
 # -- messages -----------------------------------------------------------------------------------
-class SendMessage(TaskTemplate):
+class SendMessage(GeneralTemplate):
     """Text a contact ("Send a message to Alice Smith saying 'running late'")."""
 
     name = "send_message"
-    suite = "general"
     phrasings = (
         'Send a message to {name} saying "{text}"',
         "Text {name}: {text}",
@@ -432,24 +467,28 @@ class SendMessage(TaskTemplate):
         return any(self._matches(m, params) for m in phone.state.messages)
 
     def expert_action(self, expert: Expert, params: Params) -> Action:
-        phone = expert.phone
-        step = expert.interruption() or expert.open_app(MESSAGES.name)
-        if step is None and conversation_open_with(phone, params["name"]):
-            step = expert.fill(MESSAGES.rid("compose"), params["text"], submit=True)
-        elif step is None and phone.route.screen == "new":
-            step = expert.fill(MESSAGES.rid("to_field"), params["name"], submit=True)
-        elif step is None and phone.route.screen == "main":
-            step = expert.tap(MESSAGES.thread_id(params["name"])) or expert.tap(
-                MESSAGES.rid("start_chat")
-            )
-        return step or Action.press_back()
+        name = params["name"]
+
+        def on_screen(route: Route) -> Action | None:
+            if conversation_open_with(expert.phone, name):
+                return expert.fill(MESSAGES.rid("compose"), params["text"], submit=True)
+            if route.screen == "new":
+                return expert.fill(MESSAGES.rid("to_field"), name, submit=True)
+            if route.screen == "main":
+                return expert.tap(MESSAGES.thread_id(name)) or expert.tap(
+                    MESSAGES.rid("start_chat")
+                )
+            return None
+
+        return app_step(expert, MESSAGES.name, on_screen)
 
 
-class OpenConversation(TaskTemplate):
+class OpenConversation(ShowContactScreen):
     """Show the conversation with a contact ("Show my messages with Ben Carter")."""
 
     name = "open_conversation"
-    suite = "general"
+    app, screen, route_key = MESSAGES.name, "conversation", "recipient"
+    row_id = staticmethod(MESSAGES.thread_id)
     phrasings = (
         "Show my messages with {name}",
         "Open my conversation with {name}",
@@ -459,9 +498,6 @@ class OpenConversation(TaskTemplate):
         "Pull up my text conversation with {name}",
         "What did {name} text me? Open the chat",
     )
-
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"name": contact_param(rng, split)}
 
     def setup(self, phone: PhoneSim, params: Params, rng: np.random.Generator) -> None:
         contact = ensure_contact(phone, params["name"], rng)
@@ -473,22 +509,12 @@ class OpenConversation(TaskTemplate):
                 int(rng.integers(len(messages) + 1)), Message(contact.name, text, incoming=True)
             )
 
-    def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        return conversation_open_with(phone, params["name"])
-
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        step = expert.interruption() or expert.open_app(MESSAGES.name)
-        if step is None and expert.phone.route.screen == "main":
-            step = expert.tap(MESSAGES.thread_id(params["name"]))
-        return step or Action.press_back()
-
 
 # -- notes --------------------------------------------------------------------------------------
-class CreateNote(TaskTemplate):
+class CreateNote(GeneralTemplate):
     """Write a note ("Take a note: buy milk and eggs")."""
 
     name = "create_note"
-    suite = "general"
     phrasings = (
         "Take a note: {text}",
         'Create a note that says "{text}"',
@@ -511,13 +537,14 @@ class CreateNote(TaskTemplate):
         return any(normalize(n.text) == wanted for n in phone.state.notes)
 
     def expert_action(self, expert: Expert, params: Params) -> Action:
-        route = expert.phone.route
-        step = expert.interruption() or expert.open_app(NOTES.name)
-        if step is None and route.screen == "edit" and route.param("index") is None:
-            step = expert.fill(NOTES.rid("note_field"), params["text"], submit=True)
-        elif step is None and route.screen == "main":
-            step = expert.tap(NOTES.rid("take_note"))
-        return step or Action.press_back()
+        def on_screen(route: Route) -> Action | None:
+            if (
+                route.screen == "edit" and route.param("index") is None
+            ):  # a new note, not an old one
+                return expert.fill(NOTES.rid("note_field"), params["text"], submit=True)
+            return expert.tap(NOTES.rid("take_note")) if route.screen == "main" else None
+
+        return app_step(expert, NOTES.name, on_screen)
 
 
 GENERAL_TEMPLATES: tuple[TaskTemplate, ...] = (

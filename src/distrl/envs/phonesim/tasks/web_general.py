@@ -16,7 +16,14 @@ from distrl.envs.phonesim.apps.browser import loaded_url
 from distrl.envs.phonesim.expert import Expert
 from distrl.envs.phonesim.phone import PhoneSim
 from distrl.envs.phonesim.tasks.base import Params, TaskTemplate, split_phrasings, split_values
-from distrl.envs.phonesim.tasks.web_steps import is_search_page, open_site, web_search
+from distrl.envs.phonesim.tasks.web_steps import (
+    WebTemplate,
+    is_search_page,
+    on_site,
+    open_site,
+    pick,
+    web_search,
+)
 from distrl.envs.phonesim.web.answers import PLACE_KINDS, PLACES, WORDS, answer_for, canonical_query
 from distrl.envs.phonesim.web.catalog import CATEGORY_KEYS
 from distrl.envs.phonesim.web.router import KNOWN_DOMAINS
@@ -71,11 +78,7 @@ def _search_queries(split: str) -> tuple[str, ...]:
     return tuple(split_values(pool, split, "web-search-query"))
 
 
-def _pick(rng: np.random.Generator, values: tuple[str, ...] | list[str]) -> str:
-    return values[int(rng.integers(len(values)))]
-
-
-class WebSearch(TaskTemplate):
+class WebSearch(WebTemplate):
     """Search the web for a query; success is the search engine's result page for it."""
 
     name = "web_search"
@@ -90,13 +93,13 @@ class WebSearch(TaskTemplate):
     )
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"query": _pick(rng, _search_queries(split))}
+        return {"query": pick(rng, _search_queries(split))}
 
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
         return is_search_page(loaded_url(phone), params["query"])
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return expert.interruption() or web_search(expert, params["query"]) or Action.press_back()
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return web_search(expert, params["query"])
 
 
 @lru_cache(maxsize=8)
@@ -109,7 +112,7 @@ def _subjects(kind: str, split: str) -> tuple[str, ...]:
     return tuple(places)
 
 
-class InfoQuery(TaskTemplate):
+class InfoQuery(WebTemplate):
     """Ask a question the search engine answers with a card (weather, time, a definition...)."""
 
     name = "info_query"
@@ -157,13 +160,13 @@ class InfoQuery(TaskTemplate):
     phrasings = tuple(p for group in kind_phrasings.values() for p in group)
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        kind = _pick(rng, self.kinds)
-        subject = _pick(rng, _subjects(kind, split))
+        kind = pick(rng, self.kinds)
+        subject = pick(rng, _subjects(kind, split))
         label = subject if kind == "definition" else PLACES[subject].name
         return {"kind": kind, "subject": subject, "label": label}
 
     def instruction(self, params: Params, rng: np.random.Generator, split: str) -> str:
-        return _pick(rng, split_phrasings(self.kind_phrasings[params["kind"]], split)).format(
+        return pick(rng, split_phrasings(self.kind_phrasings[params["kind"]], split)).format(
             **params
         )
 
@@ -178,12 +181,11 @@ class InfoQuery(TaskTemplate):
             params["subject"],
         )
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        query = canonical_query(params["kind"], params["label"])
-        return expert.interruption() or web_search(expert, query) or Action.press_back()
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return web_search(expert, canonical_query(params["kind"], params["label"]))
 
 
-class OpenWebsite(TaskTemplate):
+class OpenWebsite(WebTemplate):
     """Open a website by its address ("Open wikipedia.org")."""
 
     name = "open_website"
@@ -198,14 +200,13 @@ class OpenWebsite(TaskTemplate):
     )
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"domain": _pick(rng, split_values(KNOWN_DOMAINS, split, "open-website"))}
+        return {"domain": pick(rng, split_values(KNOWN_DOMAINS, split, "open-website"))}
 
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        url = loaded_url(phone)
-        return url is not None and url.domain == params["domain"]
+        return on_site(phone, params["domain"])
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return expert.interruption() or open_site(expert, params["domain"]) or Action.press_back()
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return open_site(expert, params["domain"])
 
 
 WEB_GENERAL_TEMPLATES: tuple[TaskTemplate, ...] = (WebSearch(), InfoQuery(), OpenWebsite())

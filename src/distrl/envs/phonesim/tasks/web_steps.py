@@ -11,11 +11,17 @@ search box to search it, taps on results.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
 from distrl.core.action import Action
 from distrl.envs.phonesim.apps.browser import URL_BAR, current_url, loaded_url
 from distrl.envs.phonesim.expert import Expert
 from distrl.envs.phonesim.phone import PhoneSim
 from distrl.envs.phonesim.state import Route
+from distrl.envs.phonesim.tasks.base import Params, TaskTemplate
 from distrl.envs.phonesim.web.page import rid
 from distrl.envs.phonesim.web.search_engine import result_index
 from distrl.envs.phonesim.web.shopping import first_result
@@ -26,6 +32,24 @@ LAUNCHER_SEARCH = "com.android.launcher3:id/search_box"
 SITE_SEARCH = rid("site_search")
 CART_BUTTON = rid("cart_button")
 ADD_TO_CART = rid("add_to_cart")
+
+
+# -- templates ------------------------------------------------------------------------------------
+def pick(rng: np.random.Generator, values: Sequence[str]) -> str:
+    """One of ``values``, drawn with one ``rng.integers`` call (suites depend on that draw)."""
+    return values[int(rng.integers(len(values)))]
+
+
+class WebTemplate(TaskTemplate):
+    """A web template whose expert chains steps: clear interruptions, take the next step toward
+    the goal, and press BACK once the goal holds (the episode ends on success before that)."""
+
+    def expert_action(self, expert: Expert, params: Params) -> Action:
+        return expert.interruption() or self.next_step(expert, params) or Action.press_back()
+
+    @abstractmethod
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        """The next action toward the goal, ``None`` once it holds (see the module docstring)."""
 
 
 # -- what the browser shows ------------------------------------------------------------------------
@@ -42,6 +66,12 @@ def is_results_page(url: Url | None, shop: Shop, query: str) -> bool:
         and shop.is_results(url)
         and normalize_query(url.query) == normalize_query(query)
     )
+
+
+def on_site(phone: PhoneSim, domain: str) -> bool:
+    """The loaded page is any page of ``domain``."""
+    url = loaded_url(phone)
+    return url is not None and url.domain == domain
 
 
 def showing_product(phone: PhoneSim, shop: Shop, pid: str) -> bool:

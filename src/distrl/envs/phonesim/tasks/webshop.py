@@ -23,11 +23,14 @@ from distrl.envs.phonesim.phone import PhoneSim
 from distrl.envs.phonesim.tasks.base import Params, TaskTemplate, split_values
 from distrl.envs.phonesim.tasks.web_steps import (
     ADD_TO_CART,
+    WebTemplate,
     is_results_page,
+    on_site,
     open_cart,
     open_first_result,
     open_search_result,
     open_site,
+    pick,
     search_site,
     searched_web_for,
     showing_product,
@@ -47,17 +50,18 @@ def product_names(split: str) -> tuple[str, ...]:
     return tuple(split_values([p.name for p in PRODUCTS], split, "webshop-product"))
 
 
-def _pick(rng: np.random.Generator, values: tuple[str, ...] | list[str]) -> str:
-    return values[int(rng.integers(len(values)))]
-
-
-class ShopTemplate(TaskTemplate):
-    """A webshop task about one product on one shop."""
+class ShopTemplate(WebTemplate):
+    """A webshop task about one product on one shop (or, without ``names_product``, the shop)."""
 
     suite = "webshop"
+    #: Whether the task names a product; site-only tasks draw no product.
+    names_product = True
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"site": _pick(rng, SHOP_DOMAINS), "product": _pick(rng, product_names(split))}
+        site = pick(rng, SHOP_DOMAINS)
+        if not self.names_product:
+            return {"site": site}
+        return {"site": site, "product": pick(rng, product_names(split))}
 
     @staticmethod
     def shop(params: Params) -> Shop:
@@ -72,6 +76,10 @@ class ShopTemplate(TaskTemplate):
         assert product is not None, f"no results for {params['product']!r}"
         return product.pid
 
+    def open_first(self, expert: Expert, params: Params) -> Action | None:
+        """The step shared by the tasks that end on (or pass through) the first result."""
+        return open_first_result(expert, self.shop(params), params["product"])
+
 
 class OpenShop(ShopTemplate):
     """Open a shopping site ("Go to ebay.com")."""
@@ -84,16 +92,13 @@ class OpenShop(ShopTemplate):
         "Open the {site} website",
         "Navigate to {site}",
     )
-
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"site": _pick(rng, SHOP_DOMAINS)}
+    names_product = False
 
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        url = loaded_url(phone)
-        return url is not None and url.domain == params["site"]
+        return on_site(phone, params["site"])
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return expert.interruption() or open_site(expert, params["site"]) or Action.press_back()
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return open_site(expert, params["site"])
 
 
 class SearchShop(ShopTemplate):
@@ -112,15 +117,25 @@ class SearchShop(ShopTemplate):
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
         return is_results_page(loaded_url(phone), self.shop(params), params["product"])
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return (
-            expert.interruption()
-            or search_site(expert, self.shop(params), params["product"])
-            or Action.press_back()
-        )
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return search_site(expert, self.shop(params), params["product"])
 
 
-class SelectFirstEntry(ShopTemplate):
+class ProductPageTemplate(ShopTemplate):
+    """A task that ends on a product page, which the expert reaches through the first result."""
+
+    def target_pid(self, params: Params) -> str:
+        """The product whose page counts (default: the first non-sponsored result)."""
+        return self.first_pid(params)
+
+    def is_success(self, phone: PhoneSim, params: Params) -> bool:
+        return showing_product(phone, self.shop(params), self.target_pid(params))
+
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return self.open_first(expert, params)
+
+
+class SelectFirstEntry(ProductPageTemplate):
     """AitW's typical task: search a product on a site and select the first entry."""
 
     name = "select_first_entry"
@@ -132,16 +147,6 @@ class SelectFirstEntry(ShopTemplate):
         "Search {site} for '{product}' and tap the first result",
         "Find '{product}' on {site} and open the top result",
     )
-
-    def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        return showing_product(phone, self.shop(params), self.first_pid(params))
-
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return (
-            expert.interruption()
-            or open_first_result(expert, self.shop(params), params["product"])
-            or Action.press_back()
-        )
 
 
 class AddFirstToCart(ShopTemplate):
@@ -160,13 +165,8 @@ class AddFirstToCart(ShopTemplate):
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
         return self.first_pid(params) in phone.state.carts.get(params["site"], [])
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return (
-            expert.interruption()
-            or open_first_result(expert, self.shop(params), params["product"])
-            or expert.tap(ADD_TO_CART)
-            or Action.press_back()
-        )
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return self.open_first(expert, params) or expert.tap(ADD_TO_CART)
 
 
 def _fill_cart(phone: PhoneSim, site: str, rng: np.random.Generator, count: int) -> None:
@@ -186,9 +186,7 @@ class ViewCart(ShopTemplate):
         "Check what's in my cart on {site}",
         "View the shopping cart on {site}",
     )
-
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        return {"site": _pick(rng, SHOP_DOMAINS)}
+    names_product = False
 
     def setup(self, phone: PhoneSim, params: Params, rng: np.random.Generator) -> None:
         _fill_cart(phone, params["site"], rng, int(rng.integers(0, 4)))
@@ -197,8 +195,8 @@ class ViewCart(ShopTemplate):
         url = loaded_url(phone)
         return url is not None and url.same_page(self.shop(params).cart_url())
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return expert.interruption() or open_cart(expert, self.shop(params)) or Action.press_back()
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
+        return open_cart(expert, self.shop(params))
 
 
 class RemoveFromCart(ShopTemplate):
@@ -221,18 +219,15 @@ class RemoveFromCart(ShopTemplate):
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
         return self.pid(params) not in phone.state.carts.get(params["site"], [])
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
         cart = expert.phone.state.carts.get(params["site"], [])
         pid = self.pid(params)
-        return (
-            expert.interruption()
-            or open_cart(expert, self.shop(params))
-            or (expert.tap(rid(f"remove_{cart.index(pid)}")) if pid in cart else None)
-            or Action.press_back()
+        return open_cart(expert, self.shop(params)) or (
+            expert.tap(rid(f"remove_{cart.index(pid)}")) if pid in cart else None
         )
 
 
-class CheckPrice(ShopTemplate):
+class CheckPrice(ProductPageTemplate):
     """Find a product's price on a site (its product page there)."""
 
     name = "check_price"
@@ -244,15 +239,9 @@ class CheckPrice(ShopTemplate):
         "Look up how much {product} costs on {site}",
     )
 
-    def is_success(self, phone: PhoneSim, params: Params) -> bool:
-        return showing_product(phone, self.shop(params), self.pid(params))
-
-    def expert_action(self, expert: Expert, params: Params) -> Action:
-        return (
-            expert.interruption()
-            or open_first_result(expert, self.shop(params), params["product"])
-            or Action.press_back()
-        )
+    def target_pid(self, params: Params) -> str:
+        """The named product's own page (the expert finds it as the first result)."""
+        return self.pid(params)
 
 
 class SearchEngineToShop(ShopTemplate):
@@ -268,27 +257,23 @@ class SearchEngineToShop(ShopTemplate):
     )
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        name = _pick(rng, product_names(split))
+        name = pick(rng, product_names(split))
         product = BY_NAME[name]
         listed = [
             site
             for site in SHOP_DOMAINS
             if result_index(name, SHOPS[site].product_url(product)) is not None
         ]
-        return {"site": _pick(rng, listed), "product": name}
+        return {"site": pick(rng, listed), "product": name}
 
     def is_success(self, phone: PhoneSim, params: Params) -> bool:
         return showing_product(phone, self.shop(params), self.pid(params)) and searched_web_for(
             phone, params["product"]
         )
 
-    def expert_action(self, expert: Expert, params: Params) -> Action:
+    def next_step(self, expert: Expert, params: Params) -> Action | None:
         target = self.shop(params).product_url(BY_NAME[params["product"]])
-        return (
-            expert.interruption()
-            or open_search_result(expert, params["product"], target)
-            or Action.press_back()
-        )
+        return open_search_result(expert, params["product"], target)
 
 
 WEBSHOP_TEMPLATES: tuple[TaskTemplate, ...] = (

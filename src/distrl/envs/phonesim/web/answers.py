@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from distrl.envs.phonesim.dynamics import stable_fraction
-from distrl.envs.phonesim.web.urls import normalize_query
+from distrl.envs.phonesim.web.urls import longest_phrase, normalize_query
 
 
 @dataclass(frozen=True)
@@ -191,15 +191,6 @@ class Answer:
     details: tuple[str, ...]
 
 
-def _find_place(words: list[str]) -> Place | None:
-    for size in range(min(len(words), _LONGEST_PLACE), 0, -1):
-        for start in range(len(words) - size + 1):
-            place = PLACES.get(" ".join(words[start : start + size]))
-            if place is not None:
-                return place
-    return None
-
-
 def _weather(place: Place) -> Answer:
     temp = round(-2 + 34 * stable_fraction("temp", place.name))
     condition = _CONDITIONS[int(stable_fraction("sky", place.name) * len(_CONDITIONS))]
@@ -294,7 +285,7 @@ def answer_for(query: str) -> Answer | None:
     word = next((w for w in words if w in WORDS), None)
     if "definition" in asked and word is not None:
         return _definition(word)
-    place = _find_place(words)
+    place = longest_phrase(words, PLACES, _LONGEST_PLACE)
     if place is None:
         return None
     if "capital" in asked and place.kind == "country":

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from distrl.envs.phonesim.dynamics import stable_fraction
-from distrl.envs.phonesim.web.urls import normalize_query
+from distrl.envs.phonesim.web.urls import longest_phrase, normalize_query
 
 Color = tuple[int, int, int]
 
@@ -682,13 +682,7 @@ def search_products(site: str, query: str) -> tuple[Product, ...]:
 @lru_cache(maxsize=8192)
 def product_in_query(query: str) -> Product | None:
     """The catalog product a query names ("logitech g933 review" -> logitech g933), if any."""
-    words = normalize_query(query).split()
-    for size in range(min(len(words), _LONGEST_NAME), 0, -1):
-        for start in range(len(words) - size + 1):
-            product = BY_NAME.get(" ".join(words[start : start + size]))
-            if product is not None:
-                return product
-    return None
+    return longest_phrase(normalize_query(query).split(), BY_NAME, _LONGEST_NAME)
 
 
 @lru_cache(maxsize=256)

@@ -26,9 +26,9 @@ from distrl.envs.phonesim.web.catalog import (
     unrelated_product,
 )
 from distrl.envs.phonesim.web.page import WebContext, WebPage, message_page, rid
-from distrl.envs.phonesim.web.shops import Shop
+from distrl.envs.phonesim.web.shops import Color, Shop
 from distrl.envs.phonesim.web.urls import Url, normalize_query
-from distrl.envs.phonesim.widgets import Row, Widget, row
+from distrl.envs.phonesim.widgets import Handler, Row, Widget, row
 
 MAX_ADS = 2
 SPONSORED = "Sponsored"
@@ -91,104 +91,83 @@ def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def _entry_item(
+    entry: Listing,
+    title: str,
+    tap: Handler,
+    subtitle: str,
+    weight: float = 1.0,
+    color: Color | None = None,
+) -> Widget:
+    """The tappable title widget of a list entry; every row style shows one, with its badge."""
+    return Widget(
+        "item",
+        title,
+        entry.resource_id,
+        tap,
+        badge=entry.badge,
+        subtitle=subtitle,
+        weight=weight,
+        color=color,
+    )
+
+
+def _grid_rows(ctx: WebContext, shop: Shop, listings: list[Listing]) -> list[Row]:
+    """Two product tiles a row; a sponsored tile spans its own row between the product tiles."""
+    rows: list[Row] = []
+    cells: list[Widget] = []
+    for entry in listings:
+        price = _money(price_at(entry.product, shop.domain))
+        cell = _entry_item(entry, entry.product.short_title, ctx.link(entry.url), price)
+        if entry.badge:
+            rows.append(row(cell, height=1.3))
+            continue
+        cells.append(cell)
+        if len(cells) == 2:
+            rows.append(Row(cells, height=1.5))
+            cells = []
+    if cells:
+        rows.append(Row([*cells, Widget("spacer")], height=1.5))
+    return rows
+
+
+def _card_rows(ctx: WebContext, shop: Shop, entry: Listing, item: Widget, price: str) -> list[Row]:
+    """A ``card`` entry: its item row, then a row with the price and a quick "+ Add" button."""
+
+    def quick_add() -> None:
+        add_to_cart(ctx, shop, entry.product)
+
+    price_tag = Widget(
+        "text", price, entry.resource_id + "_price", color=shop.price_color, weight=2.0
+    )
+    add = Widget("button", "+ Add", entry.resource_id + "_add", quick_add, color=shop.button)
+    return [row(item, height=1.4), row(price_tag, add, height=0.9)]
+
+
+def _entry_rows(ctx: WebContext, shop: Shop, entry: Listing) -> list[Row]:
+    """The row(s) of one entry in the ``thumb``, ``card`` or ``list`` style."""
+    product, tap = entry.product, ctx.link(entry.url)
+    price = _money(price_at(product, shop.domain))
+    # Ads carry short headlines, which leaves room for their "Sponsored" badge.
+    title = product.short_title if entry.badge else product.title
+    if shop.row_style == "thumb":
+        stars, count = rating_of(product)
+        subtitle = f"{price} · {stars} stars ({count:,})"
+        image = Widget("image", "", entry.resource_id + "_image", tap, color=product.color)
+        return [row(image, _entry_item(entry, title, tap, subtitle, weight=2.8), height=1.8)]
+    color = product.color if ctx.phone.variation.results_show_images else None
+    if shop.row_style == "card":
+        item = _entry_item(entry, title, tap, shop.shipping, color=color)
+        return _card_rows(ctx, shop, entry, item, price)
+    subtitle = f"{price} · {shop.shipping}"
+    return [row(_entry_item(entry, title, tap, subtitle, color=color), height=1.5)]
+
+
 def _listing_rows(ctx: WebContext, shop: Shop, listings: list[Listing]) -> list[Row]:
     """Rows of a product list in the shop's own style."""
-    images = ctx.phone.variation.results_show_images
-    rows: list[Row] = []
     if shop.row_style == "grid":
-        cells: list[Widget] = []
-        for entry in listings:
-            price = _money(price_at(entry.product, shop.domain))
-            cell = Widget(
-                "item",
-                entry.product.short_title,
-                entry.resource_id,
-                ctx.link(entry.url),
-                badge=entry.badge,
-                subtitle=price,
-            )
-            if entry.badge:  # a sponsored tile spans the row, between the product tiles
-                rows.append(row(cell, height=1.3))
-                continue
-            cells.append(cell)
-            if len(cells) == 2:
-                rows.append(Row(cells, height=1.5))
-                cells = []
-        if cells:
-            rows.append(Row([*cells, Widget("spacer")], height=1.5))
-        return rows
-    for entry in listings:
-        product, tap = entry.product, ctx.link(entry.url)
-        price = _money(price_at(product, shop.domain))
-        # Ads carry short headlines, which leaves room for their "Sponsored" badge.
-        title = product.short_title if entry.badge else product.title
-        if shop.row_style == "thumb":
-            stars, count = rating_of(product)
-            rows.append(
-                row(
-                    Widget("image", "", entry.resource_id + "_image", tap, color=product.color),
-                    Widget(
-                        "item",
-                        title,
-                        entry.resource_id,
-                        tap,
-                        badge=entry.badge,
-                        subtitle=f"{price} · {stars} stars ({count:,})",
-                        weight=2.8,
-                    ),
-                    height=1.8,
-                )
-            )
-        elif shop.row_style == "card":
-            rows.append(
-                row(
-                    Widget(
-                        "item",
-                        title,
-                        entry.resource_id,
-                        tap,
-                        badge=entry.badge,
-                        subtitle=shop.shipping,
-                        color=product.color if images else None,
-                    ),
-                    height=1.4,
-                )
-            )
-
-            def quick_add(product: Product = product) -> None:
-                add_to_cart(ctx, shop, product)
-
-            rows.append(
-                row(
-                    Widget(
-                        "text",
-                        price,
-                        entry.resource_id + "_price",
-                        color=shop.price_color,
-                        weight=2.0,
-                    ),
-                    Widget(
-                        "button", "+ Add", entry.resource_id + "_add", quick_add, color=shop.button
-                    ),
-                    height=0.9,
-                )
-            )
-        else:
-            rows.append(
-                row(
-                    Widget(
-                        "item",
-                        title,
-                        entry.resource_id,
-                        tap,
-                        badge=entry.badge,
-                        subtitle=f"{price} · {shop.shipping}",
-                        color=product.color if images else None,
-                    ),
-                    height=1.5,
-                )
-            )
-    return rows
+        return _grid_rows(ctx, shop, listings)
+    return [r for entry in listings for r in _entry_rows(ctx, shop, entry)]
 
 
 def _site_bar(ctx: WebContext, shop: Shop) -> Row:
@@ -276,6 +255,16 @@ def _results(ctx: WebContext, shop: Shop, query: str) -> list[Row]:
     ]
 
 
+def _checkout_button(ctx: WebContext, shop: Shop, label: str, name: str, color: Color) -> Widget:
+    """A button to the sign-in wall at checkout ("Buy now" on products, the cart's checkout)."""
+    return Widget("button", label, rid(name), ctx.link(shop.checkout_url()), color=color)
+
+
+def _text_row(text: str, name: str, height: float = 1.0, color: Color | None = None) -> Row:
+    """A row of plain text with the web id ``name``: most of a product page is made of these."""
+    return row(Widget("text", text, rid(name), color=color), height=height)
+
+
 def _product(ctx: WebContext, shop: Shop, product: Product) -> tuple[list[Row], list[Row]]:
     stars, count = rating_of(product)
     in_cart = cart_of(ctx, shop).count(product.pid)
@@ -288,61 +277,28 @@ def _product(ctx: WebContext, shop: Shop, product: Product) -> tuple[list[Row], 
             color=shop.button,
             weight=1.2,
         ),
-        Widget(
-            "button",
-            "Buy now",
-            rid("buy_now"),
-            ctx.link(Url(shop.domain, "checkout")),
-            color=shop.color,
-        ),
+        _checkout_button(ctx, shop, "Buy now", "buy_now", shop.color),
     )
     body = [
         row(Widget("image", "", rid("product_image"), color=product.color), height=3.0),
-        row(Widget("text", product.title, rid("product_title")), height=1.3),
-        row(
-            Widget("text", f"{stars} out of 5 stars · {count:,} ratings", rid("product_rating")),
-            height=0.8,
-        ),
-        row(
-            Widget(
-                "text",
-                _money(price_at(product, shop.domain)),
-                rid("product_price"),
-                color=shop.price_color,
-            ),
-            height=1.0,
-        ),
+        _text_row(product.title, "product_title", 1.3),
+        _text_row(f"{stars} out of 5 stars · {count:,} ratings", "product_rating", 0.8),
+        _text_row(_money(price_at(product, shop.domain)), "product_price", color=shop.price_color),
     ]
     if not shop.sticky_buy:
         body.append(buy)
     if in_cart:
-        body.append(
-            row(
-                Widget(
-                    "text",
-                    f"Added to cart ({in_cart} in your cart)",
-                    rid("in_cart"),
-                    color=(30, 130, 50),
-                ),
-                height=0.8,
-            )
-        )
+        added = f"Added to cart ({in_cart} in your cart)"
+        body.append(_text_row(added, "in_cart", 0.8, color=(30, 130, 50)))
+    description = (
+        f"About this item: the {product.short_title} from "
+        f"{product.brand_label}. {product.title}, new, in the original "
+        "packaging, with the manufacturer's warranty."
+    )
     body += [
-        row(
-            Widget("text", f"{shop.shipping}. Sold and shipped by {shop.domain}.", rid("shipping")),
-            height=1.2,
-        ),
-        row(
-            Widget(
-                "text",
-                f"About this item: the {product.short_title} from "
-                f"{product.brand_label}. {product.title}, new, in the original "
-                "packaging, with the manufacturer's warranty.",
-                rid("description"),
-            ),
-            height=2.2,
-        ),
-        row(Widget("text", "Customers also viewed", rid("related_heading"))),
+        _text_row(f"{shop.shipping}. Sold and shipped by {shop.domain}.", "shipping", 1.2),
+        _text_row(description, "description", 2.2),
+        _text_row("Customers also viewed", "related_heading"),
     ]
     related = [p for p in search_products(shop.domain, product.category) if p != product][:3]
     body += _listing_rows(
@@ -389,15 +345,7 @@ def _cart(ctx: WebContext, shop: Shop) -> list[Row]:
     noun = "item" if len(items) == 1 else "items"
     body += [
         row(Widget("text", f"Subtotal ({len(items)} {noun}): {_money(total)}", rid("cart_total"))),
-        row(
-            Widget(
-                "button",
-                "Proceed to checkout",
-                rid("checkout"),
-                ctx.link(Url(shop.domain, "checkout")),
-                color=shop.button,
-            )
-        ),
+        row(_checkout_button(ctx, shop, "Proceed to checkout", "checkout", shop.button)),
     ]
     return body
 

@@ -51,6 +51,9 @@ class Shop:
     def cart_url(self) -> Url:
         return Url(self.domain, "cart")
 
+    def checkout_url(self) -> Url:
+        return Url(self.domain, "checkout")
+
     def deals_url(self, ref: str = "") -> Url:
         return Url(self.domain, "deals", ref=ref)
 
@@ -65,106 +68,62 @@ class Shop:
         return url.path[len(prefix) :]
 
 
-SHOPS: dict[str, Shop] = {
-    shop.domain: shop
-    for shop in (
-        Shop(
-            domain="ebay.com",
-            label="ebay",
-            color=(0, 100, 210),
-            button=(51, 102, 204),
-            price_color=(17, 17, 17),
-            row_style="list",
-            search_path="sch",
-            item_path="itm",
-            search_placeholder="Search for anything",
-            tagline="Deals made easy. Shop millions of listings.",
-            shipping="Free shipping",
-        ),
-        Shop(
-            domain="amazon.com",
-            label="amazon",
-            color=(35, 47, 62),
-            button=(255, 216, 20),
-            price_color=(177, 39, 4),
-            row_style="thumb",
-            search_path="s",
-            item_path="dp",
-            search_placeholder="Search Amazon",
-            tagline="Fast, free delivery with Prime.",
-            shipping="FREE delivery Tomorrow",
-            add_label="Add to Cart",
-            sticky_buy=True,
-        ),
-        Shop(
-            domain="walmart.com",
-            label="Walmart",
-            color=(0, 113, 220),
-            button=(0, 113, 220),
-            price_color=(42, 135, 3),
-            row_style="card",
-            search_path="search",
-            item_path="ip",
-            search_placeholder="Search everything at Walmart",
-            tagline="Save money. Live better.",
-            shipping="Free pickup today",
-            sticky_buy=True,
-        ),
-        Shop(
-            domain="bestbuy.com",
-            label="BEST BUY",
-            color=(0, 30, 115),
-            button=(255, 224, 0),
-            price_color=(29, 37, 44),
-            row_style="card",
-            search_path="site/searchpage",
-            item_path="site",
-            search_placeholder="Search Best Buy",
-            tagline="Expert service. Unbeatable price.",
-            shipping="Get it by Tuesday",
-            add_label="Add to Cart",
-        ),
-        Shop(
-            domain="target.com",
-            label="Target",
-            color=(204, 0, 0),
-            button=(204, 0, 0),
-            price_color=(51, 51, 51),
-            row_style="grid",
-            search_path="s",
-            item_path="p",
-            search_placeholder="What can we help you find?",
-            tagline="Expect more. Pay less.",
-            shipping="Order pickup or same day delivery",
-        ),
-        Shop(
-            domain="costco.com",
-            label="COSTCO",
-            color=(0, 93, 170),
-            button=(227, 25, 55),
-            price_color=(0, 93, 170),
-            row_style="list",
-            search_path="catalogsearch",
-            item_path="product",
-            search_placeholder="Search Costco",
-            tagline="Members-only savings every day.",
-            shipping="Delivery included in price",
-            add_label="Add to Cart",
-        ),
-        Shop(
-            domain="newegg.com",
-            label="newegg",
-            color=(247, 143, 30),
-            button=(20, 64, 120),
-            price_color=(51, 51, 51),
-            row_style="thumb",
-            search_path="p/pl",
-            item_path="p",
-            search_placeholder="Search Newegg",
-            tagline="Computer parts, laptops and gaming.",
-            shipping="Free shipping on most items",
-            add_label="ADD TO CART",
-            sticky_buy=True,
-        ),
-    )
+# The shops' own look and wording, one table per concern, each keyed by domain. The order of
+# ``_LAYOUTS`` is the order of ``SHOPS`` (task sampling draws from it, so it must stay fixed).
+
+#: Logo bar, call-to-action buttons and price text.
+_COLORS: dict[str, tuple[Color, Color, Color]] = {
+    "ebay.com": ((0, 100, 210), (51, 102, 204), (17, 17, 17)),
+    "amazon.com": ((35, 47, 62), (255, 216, 20), (177, 39, 4)),
+    "walmart.com": ((0, 113, 220), (0, 113, 220), (42, 135, 3)),
+    "bestbuy.com": ((0, 30, 115), (255, 224, 0), (29, 37, 44)),
+    "target.com": ((204, 0, 0), (204, 0, 0), (51, 51, 51)),
+    "costco.com": ((0, 93, 170), (227, 25, 55), (0, 93, 170)),
+    "newegg.com": ((247, 143, 30), (20, 64, 120), (51, 51, 51)),
 }
+
+#: Result row style, search results path, product page path, search box placeholder,
+#: "Add to cart" label, and whether that button is a sticky bar.
+_LAYOUTS: dict[str, tuple[str, str, str, str, str, bool]] = {
+    "ebay.com": ("list", "sch", "itm", "Search for anything", "Add to cart", False),
+    "amazon.com": ("thumb", "s", "dp", "Search Amazon", "Add to Cart", True),
+    "walmart.com": ("card", "search", "ip", "Search everything at Walmart", "Add to cart", True),
+    "bestbuy.com": ("card", "site/searchpage", "site", "Search Best Buy", "Add to Cart", False),
+    "target.com": ("grid", "s", "p", "What can we help you find?", "Add to cart", False),
+    "costco.com": ("list", "catalogsearch", "product", "Search Costco", "Add to Cart", False),
+    "newegg.com": ("thumb", "p/pl", "p", "Search Newegg", "ADD TO CART", True),
+}
+
+#: The logo's label, the home page's tagline and the shipping line under results and products.
+_WORDING: dict[str, tuple[str, str, str]] = {
+    "ebay.com": ("ebay", "Deals made easy. Shop millions of listings.", "Free shipping"),
+    "amazon.com": ("amazon", "Fast, free delivery with Prime.", "FREE delivery Tomorrow"),
+    "walmart.com": ("Walmart", "Save money. Live better.", "Free pickup today"),
+    "bestbuy.com": ("BEST BUY", "Expert service. Unbeatable price.", "Get it by Tuesday"),
+    "target.com": ("Target", "Expect more. Pay less.", "Order pickup or same day delivery"),
+    "costco.com": ("COSTCO", "Members-only savings every day.", "Delivery included in price"),
+    "newegg.com": ("newegg", "Computer parts, laptops and gaming.", "Free shipping on most items"),
+}
+
+#: Which ``Shop`` fields each table's columns fill, in column order.
+_COLUMNS: tuple[tuple[dict[str, tuple], tuple[str, ...]], ...] = (
+    (_COLORS, ("color", "button", "price_color")),
+    (
+        _LAYOUTS,
+        ("row_style", "search_path", "item_path", "search_placeholder", "add_label", "sticky_buy"),
+    ),
+    (_WORDING, ("label", "tagline", "shipping")),
+)
+
+
+def _shop(domain: str) -> Shop:
+    """Assemble one shop from its row in each table above."""
+    fields = {
+        name: value
+        for table, names in _COLUMNS
+        for name, value in zip(names, table[domain], strict=True)
+    }
+    return Shop(domain=domain, **fields)
+
+
+SHOPS: dict[str, Shop] = {domain: _shop(domain) for domain in _LAYOUTS}

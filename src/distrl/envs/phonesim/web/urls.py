@@ -14,8 +14,10 @@ which is what ``PhoneState.browser_history`` records and what tasks compare agai
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 from urllib.parse import quote_plus, unquote_plus
 
 SEARCH_ENGINE = "google.com"
@@ -56,6 +58,23 @@ class Url:
 def normalize_query(text: str) -> str:
     """Lower case words and numbers separated by single spaces: how queries are compared."""
     return " ".join(_WORD.findall(text.lower()))
+
+
+_V = TypeVar("_V")
+
+
+def longest_phrase(words: Sequence[str], phrases: Mapping[str, _V], longest: int) -> _V | None:
+    """The value of the longest run of consecutive ``words`` that is a key of ``phrases`` (the
+    leftmost of equally long ones), so "new york weather" finds "new york" before "york".
+
+    ``longest`` is the most words a key has: longer runs cannot match, so they are not tried.
+    """
+    for size in range(min(len(words), longest), 0, -1):
+        for start in range(len(words) - size + 1):
+            value = phrases.get(" ".join(words[start : start + size]))
+            if value is not None:
+                return value
+    return None
 
 
 def _parse_params(text: str) -> tuple[str, str]:
