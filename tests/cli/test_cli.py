@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from distrl.cli.main import main
+from distrl.store import TrajectoryStore
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -157,3 +158,33 @@ def test_console_script_is_installed() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)["tasks"]) == 2
+
+
+def test_play_drops_episodes_of_crashed_devices_and_stores_only_whole_ones(
+    tmp_path: Path, capsys
+) -> None:
+    faults = [
+        "env.phonesim.latency.enabled=true",
+        "env.phonesim.latency.time_scale=0",  # model the seconds, do not sleep them
+        "env.phonesim.latency.crash_prob=0.1",
+        "env.phonesim.latency.hang_prob=0.05",
+    ]
+    code, out, _ = run_cli(
+        capsys,
+        "play",
+        "--suite",
+        "webshop",
+        "--episodes",
+        "30",
+        "--json",
+        "--run-root",
+        str(tmp_path),
+        *faults,
+    )
+    summary = json.loads(out)
+    assert code == 0 and summary["dropped_episodes"] > 0
+    assert summary["episodes"] + summary["dropped_episodes"] == 30
+    assert summary["success_rate"] == 1.0  # every episode that finished was solved
+    stored = TrajectoryStore(Path(summary["run_dir"]) / "trajectories").load()
+    assert len(stored) == summary["episodes"]
+    assert all(t.success and t.steps[-1].done for t in stored)

@@ -20,6 +20,7 @@ from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite, load_task_file
+from distrl.envs.protocol import DeviceFault
 from distrl.runtime.rollout import run_episode
 from distrl.runtime.run_dir import create_run_dir, write_summary
 from distrl.store import TrajectoryStore
@@ -30,6 +31,8 @@ class PlayResult:
     run_dir: Path
     episodes: int
     successes: int
+    #: Episodes lost to a device crash or hang: dropped whole, never stored half-done.
+    dropped: int = 0
     steps: list[int] = field(default_factory=list)
     per_template: dict[str, list[bool]] = field(default_factory=dict)
 
@@ -41,6 +44,7 @@ class PlayResult:
         return {
             "success_rate": round(self.success_rate, 4),
             "episodes": self.episodes,
+            "dropped_episodes": self.dropped,
             "mean_steps": round(float(np.mean(self.steps)), 3) if self.steps else 0.0,
             "per_template": {
                 name: round(float(np.mean(results)), 4)
@@ -71,7 +75,11 @@ def play(
     on_episode: Callable[[Trajectory], None] | None = None,
 ) -> PlayResult:
     """Play ``cfg.play.episodes`` episodes, cycling through ``tasks`` (default: the config's
-    selection) in a seeded order, storing every finished trajectory before counting it."""
+    selection) in a seeded order, storing every finished trajectory before counting it.
+
+    An episode whose device crashes or hangs is dropped (``dropped_episodes``) and does not count
+    towards ``episodes``; the success rate is over completed episodes.
+    """
     tasks = tasks if tasks is not None else select_tasks(cfg)
     rng = np.random.default_rng(cfg.seed)
     order = rng.permutation(len(tasks))
@@ -82,7 +90,12 @@ def play(
     result = PlayResult(run_dir, 0, 0)
     for episode in range(cfg.play.episodes):
         task = tasks[int(order[episode % len(tasks)])]
-        trajectory = run_episode(env, agent, task, device_id=env.device_id)
+        try:
+            trajectory = run_episode(env, agent, task, device_id=env.device_id)
+        except DeviceFault:
+            # The next reset restarts the device; the partial episode is dropped and counted.
+            result.dropped += 1
+            continue
         store.append([trajectory])
         result.episodes += 1
         result.successes += int(trajectory.success)
