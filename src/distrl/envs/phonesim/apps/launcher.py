@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from distrl.envs.phonesim.apps.base import App
+from distrl.envs.phonesim.apps.browser import Browser
 from distrl.envs.phonesim.state import Route
+from distrl.envs.phonesim.web.urls import search_url
 from distrl.envs.phonesim.widgets import Page, Row, Widget, row
 
 if TYPE_CHECKING:
@@ -39,7 +41,8 @@ class Launcher(App):
             if query.strip():
                 phone.open_app("browser")
                 browser = phone.apps["browser"]
-                browser.navigate(phone, "google.com/search?q=" + query.strip())  # type: ignore[attr-defined]
+                assert isinstance(browser, Browser)
+                browser.navigate(phone, search_url(query.strip()))
 
         search_bar = Widget(
             "field",

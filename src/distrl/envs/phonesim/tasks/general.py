@@ -9,6 +9,7 @@ and spacing (and quotes around a typed text), since an agent may type "Running l
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 
 import numpy as np
@@ -395,9 +396,9 @@ class ShowContactScreen(GeneralTemplate):
     screen = ""
     route_key = ""
 
+    @abstractmethod
     def row_id(self, name: str) -> str:
         """The resource id of ``name``'s row on the app's main screen."""
-        raise NotImplementedError
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
         return {"name": contact_param(rng, split)}
