@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up distrl in ./.venv: the package (editable) with its test tools.
+# Set up distrl in ./.venv: PyTorch (CUDA build with an NVIDIA GPU, else the small CPU build),
+# then the package (editable) with its test tools.
 # Usage: bash scripts/setup.sh            (python3 >= 3.10 on PATH, or set PYTHON=...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +8,20 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet -e ".[test]"
+pip_install() { .venv/bin/python -m pip install --quiet "$@"; }
+
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    pip_install "torch>=2.1,<3"
+  elif .venv/bin/python -c "import urllib.request as u; u.urlopen('https://download.pytorch.org/whl/cpu/', timeout=5)" >/dev/null 2>&1; then
+    # Without a GPU the default (CUDA) wheel is several GB of dead weight: take the CPU build.
+    pip_install torch --index-url https://download.pytorch.org/whl/cpu
+  else
+    # PyTorch's CPU index is out of reach (a mirror-only network): the pinned CPU release from
+    # the configured package sources.
+    pip_install "torch==2.13.0"
+  fi
+fi
+pip_install -e ".[test]"
 .venv/bin/distrl --help >/dev/null
 echo "distrl is set up in .venv: try  .venv/bin/distrl play --suite general --episodes 50"
