@@ -1,0 +1,183 @@
+"""The ``Policy`` protocol: what workers call to act and what learners call to score.
+
+Off-policy learning needs two views of one distribution. A worker *acts*: it samples actions and
+records their behaviour log-prob mu(a|s), entropy and the critic's value with the weights
+``version`` that acted. Later the learner *evaluates* the stored actions under its newer weights
+pi(a|s), differentiably, to form rho = pi / mu. Both views must score an action identically
+(same composite decomposition, same masks), or every importance ratio is biased; the tests check
+that ``act`` and ``evaluate`` agree to float32 precision.
+
+Actions arrive in the device's action space (AitW :class:`Action`), not the policy's. An action
+the policy cannot express (a tap on empty space, text it has no candidate for, an INVALID parse)
+is flagged ``representable=False`` with log-prob 0 instead of raising, so a learner can mask it
+out of the policy loss and still train the critic on the step.
+
+Policies register under a name so that a checkpoint can be loaded without knowing its class:
+
+>>> from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+>>> "small" in POLICY_REGISTRY
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+
+import torch
+
+from distrl.core.action import Action
+from distrl.core.observation import Observation
+from distrl.errors import InputError
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "POLICY_REGISTRY",
+    "Evaluation",
+    "Policy",
+    "PolicyCheckpointError",
+    "PolicyOutput",
+    "load_policy",
+    "read_checkpoint",
+    "register_policy",
+]
+
+#: Written into every policy checkpoint so a file from something else fails with a clear error.
+CHECKPOINT_FORMAT = "distrl.policy/1"
+
+
+class PolicyOutput(NamedTuple):
+    """What :meth:`Policy.act` returns for a batch of ``B`` observations.
+
+    ``logprobs`` is the behaviour log-prob of each returned action (of the whole composite
+    action), ``entropies`` the entropy of the full action distribution, ``values`` the step
+    critic V(s). All three are detached ``[B]`` float tensors.
+    """
+
+    actions: list[Action]
+    logprobs: torch.Tensor
+    entropies: torch.Tensor
+    values: torch.Tensor
+
+
+class Evaluation(NamedTuple):
+    """What :meth:`Policy.evaluate` returns: differentiable ``[B]`` tensors.
+
+    ``representable[b]`` is False when the policy has no way to emit ``actions[b]``; its
+    ``logprobs[b]`` is then 0 and must be masked out of any policy loss (entropy and value stay
+    meaningful: they describe the state, not the action).
+    """
+
+    logprobs: torch.Tensor
+    entropies: torch.Tensor
+    values: torch.Tensor
+    representable: torch.Tensor
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A learnable policy with a step critic.
+
+    ``version`` is the weights version: the learner increments it each time it publishes
+    weights, workers copy it into every step they record, and staleness is the difference.
+    """
+
+    version: int
+
+    def act(
+        self,
+        observations: Sequence[Observation],
+        *,
+        greedy: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> PolicyOutput:
+        """Choose one valid action per observation (argmax when ``greedy``); deterministic
+        given ``generator``'s state."""
+        ...
+
+    def evaluate(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> Evaluation:
+        """Score ``actions`` under the current weights, with gradients; never raises for an
+        action the policy cannot represent."""
+        ...
+
+    def value(self, observations: Sequence[Observation]) -> torch.Tensor:
+        """Step critic V(s), ``[B]``, differentiable (bootstrap values for Retrace windows)."""
+        ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]:
+        """What the learner's optimiser updates."""
+        ...
+
+    def state_dict(self) -> Mapping[str, Any]: ...
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any: ...
+
+    def save(self, path: str | Path) -> None:
+        """Write weights, config and version to ``path`` (one file)."""
+        ...
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Rebuild the policy saved at ``path``, config and version included."""
+        ...
+
+
+class PolicyCheckpointError(InputError):
+    """A policy checkpoint that cannot be loaded; the message names the file and the problem."""
+
+
+PolicyT = TypeVar("PolicyT")
+
+#: Policy classes by name (the ``kind`` stored in their checkpoints).
+POLICY_REGISTRY: dict[str, Any] = {}
+
+
+def register_policy(name: str) -> Callable[[type[PolicyT]], type[PolicyT]]:
+    """Class decorator: make the policy loadable by :func:`load_policy` under ``name``."""
+
+    def decorate(cls: type[PolicyT]) -> type[PolicyT]:
+        if name in POLICY_REGISTRY and POLICY_REGISTRY[name] is not cls:
+            raise ValueError(f"policy name {name!r} is already registered")
+        POLICY_REGISTRY[name] = cls
+        cls.policy_kind = name  # type: ignore[attr-defined]
+        return cls
+
+    return decorate
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The checkpoint dict at ``path``, checked for the distrl policy format.
+
+    Loaded with ``weights_only=True``: a checkpoint is data (tensors, numbers, strings), and
+    unpickling arbitrary objects from a file would run arbitrary code.
+    """
+    path = Path(path)
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise PolicyCheckpointError(f"policy checkpoint {path}: no such file") from None
+    except Exception as error:  # torch raises many types for a corrupt or foreign file
+        raise PolicyCheckpointError(
+            f"policy checkpoint {path}: cannot be read ({type(error).__name__}: {error})"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise PolicyCheckpointError(
+            f"policy checkpoint {path}: not a distrl policy checkpoint "
+            f"(expected format {CHECKPOINT_FORMAT!r}; was it written by Policy.save?)"
+        )
+    return data
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Load any registered policy from its checkpoint, whatever its class."""
+    data = read_checkpoint(path)
+    kind = data.get("kind")
+    if kind not in POLICY_REGISTRY:
+        raise PolicyCheckpointError(
+            f"policy checkpoint {path}: unknown policy kind {kind!r} "
+            f"(known: {', '.join(sorted(POLICY_REGISTRY)) or 'none'})"
+        )
+    return POLICY_REGISTRY[kind].load(path)

@@ -1,0 +1,508 @@
+"""The small CPU policy: a pointer network over the element list with a composite action.
+
+Why this shape. A phone screen is a short list of elements, and almost every useful action is
+"do X to one of them" or "type one phrase from the instruction". So instead of predicting pixel
+coordinates or spelling text, the policy chooses
+
+* a **kind** among :data:`~distrl.policies.features.ACTION_KINDS` (TAP, SWIPE_UP, SWIPE_DOWN,
+  TYPE, PRESS_BACK, PRESS_HOME, PRESS_ENTER, STATUS_TASK_COMPLETE, STATUS_TASK_IMPOSSIBLE),
+* for TAP, an **element** (pointer head; the tap lands on the element's bbox centre; tapping the
+  status bar is how it waits for a loading page),
+* for TYPE, a **candidate** text from :mod:`distrl.policies.candidates` (pointer head).
+
+The composite action's probability factorises, so with k the kind and x its argument
+
+    log pi(a|s) = log p(k|s) + log p(x|k, s)          (no argument term for argument-free kinds)
+    H(pi(.|s))  = H(k) + sum_k p(k) H(x|k)            (chain rule of entropy)
+
+which is what both :meth:`SmallPolicy.act` and :meth:`SmallPolicy.evaluate` compute, from the
+same tensors, so behaviour and target log-probs agree exactly.
+
+Network: hashed bag-of-words embeddings of the instruction, every element and every candidate,
+plus their geometry/flags, go through a small pre-norm transformer encoder over
+``[summary token, elements..., candidates...]``; the summary token also carries the last few
+action kinds. Heads read the summary (kind, value) and the element/candidate tokens (pointers).
+A separate, smaller network gives the trajectory-level value V(instruction, s0) that DigiRL's
+curriculum ranks tasks by; it shares nothing with the policy so curriculum regression cannot
+disturb the actor.
+
+>>> import numpy as np
+>>> from distrl.core.observation import Observation, UIElement
+>>> policy = SmallPolicy(SmallPolicyConfig(d_model=32, layers=1, heads=2, hash_buckets=256))
+>>> obs = Observation(np.zeros((4, 4, 3), np.uint8), "Open the Clock app",
+...                   (UIElement("Clock", (0.1, 0.1, 0.3, 0.2), True, "icon_clock", "icon"),))
+>>> out = policy.act([obs], generator=torch.Generator().manual_seed(0))
+>>> ev = policy.evaluate([obs], out.actions)
+>>> bool(torch.allclose(out.logprobs, ev.logprobs.detach())), bool(ev.representable[0])
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import torch
+from pydantic import Field, model_validator
+from torch import nn
+
+from distrl.config.schema import ConfigSection
+from distrl.core.action import Action, ActionType
+from distrl.core.observation import Observation
+from distrl.policies.base import (
+    CHECKPOINT_FORMAT,
+    Evaluation,
+    PolicyCheckpointError,
+    PolicyOutput,
+    read_checkpoint,
+    register_policy,
+)
+from distrl.policies.candidates import DEFAULT_MAX_CANDIDATES
+from distrl.policies.features import (
+    ACTION_KINDS,
+    CANDIDATE_FEATURES,
+    ELEMENT_FEATURES,
+    GLOBAL_FEATURES,
+    HISTORY_OTHER,
+    HISTORY_PAD,
+    ActionKind,
+    FeatureBatch,
+    ObservationFeatures,
+    ObservationFeaturizer,
+    kind_of_action,
+    resolve_tap,
+    tap_point,
+)
+
+__all__ = ["ActionTargets", "SmallPolicy", "SmallPolicyConfig"]
+
+#: Logit of a masked choice: exp() of it is exactly 0 in float32, yet it stays finite, so
+#: p * log p is 0 (not NaN) in the entropy.
+_MASKED = -1e9
+
+
+class SmallPolicyConfig(ConfigSection):
+    """Shape of the small policy's network and featuriser (all defaults work on PhoneSim)."""
+
+    d_model: int = Field(default=96, ge=8, le=1024, description="Width of every token.")
+    heads: int = Field(default=4, ge=1, le=32, description="Attention heads (divide d_model).")
+    layers: int = Field(default=2, ge=0, le=8, description="Transformer encoder layers.")
+    ff_mult: int = Field(default=2, ge=1, le=8, description="Feed-forward width / d_model.")
+    hash_buckets: int = Field(
+        default=4096, ge=16, le=1 << 20, description="Hashed text vocabulary (id 0 is padding)."
+    )
+    max_text_tokens: int = Field(
+        default=48, ge=1, le=512, description="Hashed tokens kept per text (words first)."
+    )
+    kind_buckets: int = Field(default=32, ge=2, le=4096, description="Hashed element kinds.")
+    history: int = Field(default=4, ge=0, le=32, description="Previous action kinds seen.")
+    max_elements: int = Field(default=128, ge=1, le=4096, description="Elements kept (last).")
+    max_candidates: int = Field(
+        default=DEFAULT_MAX_CANDIDATES, ge=1, le=1024, description="TYPE candidates kept."
+    )
+    trajectory_value_dim: int = Field(
+        default=32, ge=4, le=512, description="Width of the V(instruction, s0) network."
+    )
+    swipe_from_y: float = Field(
+        default=0.55,
+        ge=0.0,
+        le=1.0,
+        description="SWIPE_UP starts here and SWIPE_DOWN ends here (inside the scroll area even "
+        "when the keyboard is up).",
+    )
+    swipe_to_y: float = Field(
+        default=0.25, ge=0.0, le=1.0, description="SWIPE_UP ends here, SWIPE_DOWN starts here."
+    )
+    swipe_x: float = Field(default=0.5, ge=0.0, le=1.0, description="x of both swipes.")
+    init_seed: int = Field(default=0, ge=0, description="Seed of the weight initialisation.")
+
+    @model_validator(mode="after")
+    def _check_shapes(self) -> SmallPolicyConfig:
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        if self.swipe_from_y - self.swipe_to_y <= 0.05:
+            raise ValueError(
+                "swipe_from_y must exceed swipe_to_y by more than 0.05 (a shorter drag is a tap)"
+            )
+        return self
+
+
+class ActionTargets(NamedTuple):
+    """Actions in the policy's composite space, ``[B]`` each: the kind, the element (TAP) and
+    candidate (TYPE) indices (0 where unused) and whether the action is representable at all."""
+
+    kinds: torch.Tensor
+    elements: torch.Tensor
+    candidates: torch.Tensor
+    representable: torch.Tensor
+
+
+class _Heads(NamedTuple):
+    kind_logp: torch.Tensor  # [B, K]
+    element_logp: torch.Tensor  # [B, E]
+    candidate_logp: torch.Tensor  # [B, C]
+    entropies: torch.Tensor  # [B]
+    values: torch.Tensor  # [B]
+
+
+class _TextBag(nn.Module):
+    """Mean of hashed-token embeddings; padding (id 0) is excluded from sum and count."""
+
+    def __init__(self, buckets: int, dim: int):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(buckets, dim, mode="sum", padding_idx=0)
+        nn.init.normal_(self.bag.weight, std=dim**-0.5)
+        with torch.no_grad():
+            self.bag.weight[0].zero_()
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        shape = tokens.shape[:-1]
+        flat = tokens.reshape(-1, tokens.shape[-1])
+        summed = self.bag(flat)
+        count = (flat != 0).sum(dim=1, keepdim=True).clamp(min=1).to(summed.dtype)
+        return (summed / count).reshape(*shape, -1)
+
+
+class _EncoderBlock(nn.Module):
+    """Pre-norm self-attention + feed-forward, written out so that the same arithmetic runs in
+    ``act`` (no grad) and ``evaluate`` (grad): PyTorch's fused inference path for
+    ``nn.TransformerEncoderLayer`` would round differently and bias the importance ratios."""
+
+    def __init__(self, dim: int, heads: int, ff: int):
+        super().__init__()
+        self.heads = heads
+        self.norm_attn = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm_ff = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, ff), nn.GELU(), nn.Linear(ff, dim))
+
+    def forward(self, x: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
+        batch, length, dim = x.shape
+        head_dim = dim // self.heads
+        qkv = self.qkv(self.norm_attn(x)).view(batch, length, 3, self.heads, head_dim)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each [B, H, S, Dh]
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(head_dim)
+        scores = scores.masked_fill(~key_mask[:, None, None, :], _MASKED)
+        attended = (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(batch, length, dim)
+        x = x + self.proj(attended)
+        return x + self.ff(self.norm_ff(x))
+
+
+def _mlp(dim_in: int, hidden: int, dim_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(dim_in, hidden), nn.GELU(), nn.Linear(hidden, dim_out))
+
+
+def _masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return logits.masked_fill(~mask, _MASKED).log_softmax(dim=-1)
+
+
+def _entropy(logp: torch.Tensor) -> torch.Tensor:
+    return -(logp.exp() * logp).sum(dim=-1)
+
+
+@register_policy("small")
+class SmallPolicy(nn.Module):
+    """The small composite-action policy with step critic V(s) and trajectory value.
+
+    Implements :class:`~distrl.policies.base.Policy`. ``version`` starts at 0; the learner
+    increments it when it publishes weights, and it is saved with them.
+    """
+
+    def __init__(self, config: SmallPolicyConfig | None = None):
+        super().__init__()
+        self.config = config if config is not None else SmallPolicyConfig()
+        self.version = 0
+        cfg = self.config
+        self.featurizer = ObservationFeaturizer(
+            hash_buckets=cfg.hash_buckets,
+            max_text_tokens=cfg.max_text_tokens,
+            kind_buckets=cfg.kind_buckets,
+            history=cfg.history,
+            max_elements=cfg.max_elements,
+            max_candidates=cfg.max_candidates,
+        )
+        dim = cfg.d_model
+        # Weight initialisation is part of the config (init_seed), not of the caller's global
+        # RNG, so two workers building the same config hold the same weights before any sync.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.init_seed)
+            self.text = _TextBag(cfg.hash_buckets, dim)
+            self.element_kind = nn.Embedding(cfg.kind_buckets, dim)
+            self.element_proj = nn.Linear(ELEMENT_FEATURES, dim)
+            self.candidate_proj = nn.Linear(CANDIDATE_FEATURES, dim)
+            self.global_proj = nn.Linear(GLOBAL_FEATURES, dim)
+            # One table per history slot (slot k x kind), so order matters without extra maths.
+            self.history_embedding = nn.Embedding(max(cfg.history, 1) * (HISTORY_PAD + 1), dim)
+            self.token_type = nn.Embedding(3, dim)  # summary, element, candidate
+            self.blocks = nn.ModuleList(
+                _EncoderBlock(dim, cfg.heads, cfg.ff_mult * dim) for _ in range(cfg.layers)
+            )
+            self.norm = nn.LayerNorm(dim)
+            self.kind_head = _mlp(dim, dim, len(ACTION_KINDS))
+            self.element_head = _mlp(dim, dim, 1)
+            self.candidate_head = _mlp(dim, dim, 1)
+            self.pointer_query = nn.Linear(dim, dim)
+            self.pointer_key = nn.Linear(dim, dim)
+            self.value_head = _mlp(dim, dim, 1)
+            tdim = cfg.trajectory_value_dim
+            self.trajectory_text = _TextBag(cfg.hash_buckets, tdim)
+            self.trajectory_head = _mlp(2 * tdim + ELEMENT_FEATURES, tdim, 1)
+
+    # -- features -----------------------------------------------------------------------------
+    @property
+    def device(self) -> torch.device:
+        return self.element_proj.weight.device
+
+    def featurize(self, observations: Sequence[Observation]) -> FeatureBatch:
+        """Padded features of ``observations``; reusable across many :meth:`score` calls (a
+        learner featurises a replay batch once per update, not once per epoch)."""
+        if not observations:
+            raise ValueError("featurize needs at least one observation")
+        return self.featurizer(observations, self.device)
+
+    def targets(self, batch: FeatureBatch, actions: Sequence[Action]) -> ActionTargets:
+        """Map device actions to the composite space of ``batch``'s observations."""
+        if len(actions) != batch.batch_size:
+            raise ValueError(
+                f"got {len(actions)} actions for {batch.batch_size} observations; "
+                "pass one action per observation"
+            )
+        rows = [
+            self._target_of(item, action) for item, action in zip(batch.items, actions, strict=True)
+        ]
+        kinds, elements, candidates, representable = zip(*rows, strict=True)
+        device = self.device
+        return ActionTargets(
+            kinds=torch.tensor(kinds, dtype=torch.long, device=device),
+            elements=torch.tensor(elements, dtype=torch.long, device=device),
+            candidates=torch.tensor(candidates, dtype=torch.long, device=device),
+            representable=torch.tensor(representable, dtype=torch.bool, device=device),
+        )
+
+    @staticmethod
+    def _target_of(item: ObservationFeatures, action: Action) -> tuple[int, int, int, bool]:
+        kind = kind_of_action(action)
+        if kind == HISTORY_OTHER:
+            return (0, 0, 0, False)  # INVALID, or a horizontal swipe
+        if kind == ActionKind.TAP:
+            index = resolve_tap(item.elements, *action.touch_yx)
+            if index is None or not item.tap_targets[index]:
+                return (0, 0, 0, False)  # a tap on nothing listed, or on a covered element
+            return (kind, index, 0, True)
+        if kind == ActionKind.TYPE:
+            try:
+                return (kind, 0, item.candidates.index(action.text), True)
+            except ValueError:
+                return (0, 0, 0, False)  # text the instruction offers no candidate for
+        return (kind, 0, 0, True)
+
+    # -- network -------------------------------------------------------------------------------
+    def _heads(self, batch: FeatureBatch) -> _Heads:
+        n_elements = batch.element_tokens.shape[1]
+        types = self.token_type.weight
+        history_slots = batch.history.shape[1]
+        if history_slots:
+            offsets = torch.arange(history_slots, device=self.device) * (HISTORY_PAD + 1)
+            history = self.history_embedding(batch.history + offsets).sum(dim=1)
+        else:
+            history = 0.0
+        summary = (
+            self.text(batch.instruction_tokens)
+            + self.global_proj(batch.global_features)
+            + history
+            + types[0]
+        )
+        elements = (
+            self.text(batch.element_tokens)
+            + self.element_kind(batch.element_kinds)
+            + self.element_proj(batch.element_features)
+            + types[1]
+        )
+        candidates = (
+            self.text(batch.candidate_tokens)
+            + self.candidate_proj(batch.candidate_features)
+            + types[2]
+        )
+        x = torch.cat([summary[:, None], elements, candidates], dim=1)
+        real = torch.ones_like(batch.element_mask[:, :1])
+        key_mask = torch.cat([real, batch.element_mask, batch.candidate_mask], dim=1)
+        for block in self.blocks:
+            x = block(x, key_mask)
+        x = self.norm(x)
+        h_summary, h_elements, h_candidates = (
+            x[:, 0],
+            x[:, 1 : 1 + n_elements],
+            x[:, 1 + n_elements :],
+        )
+
+        # Pointer logits: a per-item score plus a query-key match with the summary token.
+        query = self.pointer_query(h_summary)[:, None, :]
+        scale = 1.0 / math.sqrt(h_summary.shape[-1])
+        element_logits = self.element_head(h_elements).squeeze(-1) + scale * (
+            self.pointer_key(h_elements) * query
+        ).sum(-1)
+        candidate_logits = self.candidate_head(h_candidates).squeeze(-1) + scale * (
+            self.pointer_key(h_candidates) * query
+        ).sum(-1)
+
+        element_logp = _masked_log_softmax(element_logits, batch.tap_targets)
+        candidate_logp = _masked_log_softmax(candidate_logits, batch.candidate_mask)
+        kind_mask = torch.ones(
+            batch.batch_size, len(ACTION_KINDS), dtype=torch.bool, device=self.device
+        )
+        kind_mask[:, ActionKind.TAP] = batch.tap_targets.any(dim=1)
+        kind_mask[:, ActionKind.TYPE] = batch.candidate_mask.any(dim=1)
+        kind_logp = _masked_log_softmax(self.kind_head(h_summary), kind_mask)
+
+        # H(pi) = H(k) + p(TAP) H(element | TAP) + p(TYPE) H(candidate | TYPE)
+        kind_p = kind_logp.exp()
+        entropies = (
+            _entropy(kind_logp)
+            + kind_p[:, ActionKind.TAP] * _entropy(element_logp)
+            + kind_p[:, ActionKind.TYPE] * _entropy(candidate_logp)
+        )
+        values = self.value_head(h_summary).squeeze(-1)
+        return _Heads(kind_logp, element_logp, candidate_logp, entropies, values)
+
+    @staticmethod
+    def _logprobs(heads: _Heads, targets: ActionTargets) -> torch.Tensor:
+        """log pi(a|s) = log p(k) + [k = TAP] log p(element) + [k = TYPE] log p(candidate);
+        0 where the action is not representable."""
+        zero = heads.kind_logp.new_zeros(())
+        kinds = targets.kinds
+        logp = heads.kind_logp.gather(1, kinds[:, None]).squeeze(1)
+        element = heads.element_logp.gather(1, targets.elements[:, None]).squeeze(1)
+        candidate = heads.candidate_logp.gather(1, targets.candidates[:, None]).squeeze(1)
+        logp = logp + torch.where(kinds == ActionKind.TAP, element, zero)
+        logp = logp + torch.where(kinds == ActionKind.TYPE, candidate, zero)
+        return torch.where(targets.representable, logp, zero)
+
+    def score(self, batch: FeatureBatch, targets: ActionTargets) -> Evaluation:
+        """:meth:`evaluate` on pre-computed features and targets (differentiable)."""
+        heads = self._heads(batch)
+        return Evaluation(
+            logprobs=self._logprobs(heads, targets),
+            entropies=heads.entropies,
+            values=heads.values,
+            representable=targets.representable,
+        )
+
+    # -- Policy --------------------------------------------------------------------------------
+    def evaluate(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> Evaluation:
+        batch = self.featurize(observations)
+        return self.score(batch, self.targets(batch, actions))
+
+    @torch.no_grad()
+    def act(
+        self,
+        observations: Sequence[Observation],
+        *,
+        greedy: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> PolicyOutput:
+        batch = self.featurize(observations)
+        heads = self._heads(batch)
+        if greedy:
+            kinds = heads.kind_logp.argmax(dim=1)
+            elements = heads.element_logp.argmax(dim=1)
+            candidates = heads.candidate_logp.argmax(dim=1)
+        else:
+            # Every head is sampled for every row (only the kind's argument is used), so the
+            # generator advances the same way whatever kinds come up: reproducible batches.
+            kinds = self._sample(heads.kind_logp, generator)
+            elements = self._sample(heads.element_logp, generator)
+            candidates = self._sample(heads.candidate_logp, generator)
+        actions = [
+            self._action_of(item, int(k), int(e), int(c))
+            for item, k, e, c in zip(batch.items, kinds, elements, candidates, strict=True)
+        ]
+        targets = ActionTargets(
+            kinds=kinds,
+            elements=elements,
+            candidates=candidates,
+            representable=torch.ones_like(kinds, dtype=torch.bool),
+        )
+        return PolicyOutput(
+            actions=actions,
+            logprobs=self._logprobs(heads, targets),
+            entropies=heads.entropies,
+            values=heads.values,
+        )
+
+    @staticmethod
+    def _sample(logp: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+        return torch.multinomial(logp.exp(), 1, generator=generator).squeeze(1)
+
+    def _action_of(
+        self, item: ObservationFeatures, kind: int, element: int, candidate: int
+    ) -> Action:
+        cfg = self.config
+        if kind == ActionKind.TAP:
+            return Action.tap(*tap_point(item.elements[element]))
+        if kind == ActionKind.SWIPE_UP:  # finger moves up: content scrolls to what is below
+            return Action.swipe((cfg.swipe_from_y, cfg.swipe_x), (cfg.swipe_to_y, cfg.swipe_x))
+        if kind == ActionKind.SWIPE_DOWN:
+            return Action.swipe((cfg.swipe_to_y, cfg.swipe_x), (cfg.swipe_from_y, cfg.swipe_x))
+        if kind == ActionKind.TYPE:
+            return Action.type_text(item.candidates[candidate])
+        return Action(ActionType(ACTION_KINDS[kind]))
+
+    # -- critics -------------------------------------------------------------------------------
+    def value(self, observations: Sequence[Observation]) -> torch.Tensor:
+        """Step critic V(s), ``[B]``, differentiable."""
+        return self._heads(self.featurize(observations)).values
+
+    def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
+        """Trajectory-level value V(instruction, s0), ``[B]``, differentiable: the expected
+        success of a whole episode from its first observation, by which DigiRL's curriculum
+        ranks tasks (keep the top fraction by R - V). A separate small network from the
+        instruction's text, the mean text of s0's elements and their mean geometry/flags; it
+        returns an unbounded score, so train it with a logistic or squared loss as the
+        algorithm prefers."""
+        batch = self.featurize(first_observations)
+        mask = batch.element_mask[..., None].to(batch.element_features.dtype)
+        count = mask.sum(dim=1).clamp(min=1.0)
+        element_text = (self.trajectory_text(batch.element_tokens) * mask).sum(dim=1) / count
+        element_features = (batch.element_features * mask).sum(dim=1) / count
+        inputs = torch.cat(
+            [self.trajectory_text(batch.instruction_tokens), element_text, element_features], dim=1
+        )
+        return self.trajectory_head(inputs).squeeze(-1)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """One file: format tag, policy kind, config, weights version and weights."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(
+            {
+                "format": CHECKPOINT_FORMAT,
+                "kind": self.policy_kind,  # type: ignore[attr-defined]
+                "config": self.config.model_dump(mode="python"),
+                "version": int(self.version),
+                "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
+            },
+            path,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> SmallPolicy:
+        data = read_checkpoint(path)
+        if data.get("kind") != cls.policy_kind:  # type: ignore[attr-defined]
+            raise PolicyCheckpointError(
+                f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
+                f"not {cls.policy_kind!r}; use distrl.policies.load_policy"  # type: ignore[attr-defined]
+            )
+        policy = cls(SmallPolicyConfig(**data["config"]))
+        policy.load_state_dict(data["state_dict"])
+        policy.version = int(data.get("version", 0))
+        return policy
+
+    def extra_repr(self) -> str:
+        parameters = sum(p.numel() for p in self.parameters())
+        return f"version={self.version}, parameters={parameters}"

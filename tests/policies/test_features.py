@@ -1,0 +1,125 @@
+"""Featurisation: stable hashing, tap targets that mirror PhoneSim's hit test, history, padding."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+from distrl.core.action import Action
+from distrl.core.observation import Observation, UIElement
+from distrl.policies.features import (
+    ELEMENT_FEATURES,
+    HISTORY_OTHER,
+    HISTORY_PAD,
+    ActionKind,
+    ObservationFeaturizer,
+    hashed_tokens,
+    kind_of_action,
+    resolve_tap,
+)
+
+
+def _obs(
+    instruction: str, elements: tuple[UIElement, ...], previous: tuple[Action, ...] = ()
+) -> Observation:
+    return Observation(np.zeros((8, 4, 3), np.uint8), instruction, elements, previous)
+
+
+def _el(text: str, bbox: tuple[float, float, float, float], **kw: object) -> UIElement:
+    return UIElement(text, bbox, True, f"id/{text}", **kw)  # type: ignore[arg-type]
+
+
+def test_hashing_is_stable_across_processes() -> None:
+    """No per-process salt (Python's ``hash`` has one): a checkpoint must mean the same text
+    on every worker."""
+    here = hashed_tokens("Search eBay", 4096, 48)
+    code = (
+        "from distrl.policies.features import hashed_tokens as h; print(h('Search eBay', 4096, 48))"
+    )
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert str(here) == there.stdout.strip()
+    assert all(0 < t < 4096 for t in here)
+    assert len(hashed_tokens("a b c d e f g h", 4096, 3)) == 3
+    assert hashed_tokens("", 4096, 48) == ()
+
+
+def test_tap_targets_mirror_the_topmost_element_rule() -> None:
+    elements = (
+        _el("page", (0.0, 0.0, 1.0, 1.0)),
+        _el("button", (0.1, 0.1, 0.3, 0.3)),
+        _el("same-box-on-top", (0.1, 0.1, 0.3, 0.3)),
+    )
+    assert resolve_tap(elements, 0.2, 0.2) == 2  # later listed = on top
+    assert resolve_tap(elements, 0.9, 0.9) == 0
+    assert resolve_tap(elements, 1.0, 1.0) is None  # bboxes are half-open
+    item = ObservationFeaturizer().encode(_obs("x", elements))
+    # The page's centre (0.5, 0.5) is not covered; the first button is fully covered.
+    assert item.tap_targets.tolist() == [True, False, True]
+
+
+def test_action_kinds_and_history() -> None:
+    assert kind_of_action(Action.tap(0.5, 0.5)) == ActionKind.TAP
+    assert kind_of_action(Action.swipe((0.8, 0.5), (0.2, 0.5))) == ActionKind.SWIPE_UP
+    assert kind_of_action(Action.swipe((0.2, 0.5), (0.8, 0.5))) == ActionKind.SWIPE_DOWN
+    assert kind_of_action(Action.swipe((0.5, 0.1), (0.5, 0.9))) == HISTORY_OTHER
+    assert kind_of_action(Action.invalid("x")) == HISTORY_OTHER
+    assert kind_of_action(Action.type_text("a")) == ActionKind.TYPE
+    previous = (Action.press_home(), Action.type_text("a"), Action.press_enter())
+    item = ObservationFeaturizer(history=4).encode(_obs("x", (), previous))
+    assert item.history.tolist() == [
+        HISTORY_PAD,
+        ActionKind.PRESS_HOME,
+        ActionKind.TYPE,
+        ActionKind.PRESS_ENTER,
+    ]
+
+
+def test_match_features_mark_instruction_words_last_tap_and_focused_text() -> None:
+    elements = (
+        _el("Wi-Fi", (0.0, 0.1, 1.0, 0.2)),
+        _el("Bluetooth", (0.0, 0.2, 1.0, 0.3)),
+        UIElement("blue", (0.0, 0.3, 1.0, 0.4), True, "id/field", "field", focused=True),
+    )
+    item = ObservationFeaturizer().encode(
+        _obs("Type 'blue yeti' and turn on Wi-Fi", elements, (Action.tap(0.25, 0.5),))
+    )
+    overlap, inside, hit = (
+        item.element_features[:, 15],
+        item.element_features[:, 16],
+        item.element_features[:, 14],
+    )
+    assert overlap.tolist() == [1.0, 0.0, 1.0]
+    assert inside.tolist() == [1.0, 0.0, 1.0]
+    assert hit.tolist() == [0.0, 1.0, 0.0]
+    row = item.candidates.index("blue yeti")
+    assert item.candidate_features[row, 2] == 1.0  # quoted
+    assert item.candidate_features[row, 4] == 1.0  # the focused field holds a prefix of it
+
+
+def test_collate_pads_and_masks_variable_counts() -> None:
+    featurizer = ObservationFeaturizer()
+    small = _obs("Open clock", (_el("Clock", (0.1, 0.1, 0.2, 0.2)),))
+    big = _obs(
+        "Search for 'a long query with many words' on ebay.com",
+        tuple(_el(f"item {i}", (0.0, i / 10, 1.0, (i + 1) / 10)) for i in range(7)),
+    )
+    empty = _obs("", ())
+    batch = featurizer([small, big, empty])
+    assert batch.element_tokens.shape[:2] == (3, 7)
+    assert batch.element_features.shape == (3, 7, ELEMENT_FEATURES)
+    assert batch.element_mask.sum(dim=1).tolist() == [1, 7, 0]
+    assert not bool((batch.tap_targets & ~batch.element_mask).any())
+    n_candidates = [len(featurizer.candidates(o.instruction)) for o in (small, big, empty)]
+    assert batch.candidate_mask.sum(dim=1).tolist() == n_candidates
+    assert n_candidates[2] == 0 and batch.candidate_mask.shape[1] == max(n_candidates)
+    assert bool((batch.element_tokens[~batch.element_mask] == 0).all())
+    assert batch.instruction_tokens.dtype == torch.long
+
+
+def test_max_elements_keeps_the_topmost() -> None:
+    elements = tuple(_el(f"e{i}", (0.0, i / 10, 1.0, (i + 1) / 10)) for i in range(10))
+    item = ObservationFeaturizer(max_elements=3).encode(_obs("x", elements))
+    assert [e.text for e in item.elements] == ["e7", "e8", "e9"]

@@ -1,0 +1,332 @@
+"""SmallPolicy: act and evaluate agree, the composite distribution is a distribution, oracle
+actions are representable, batching and save/load change nothing, unrepresentable actions never
+raise."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+import torch
+from pydantic import ValidationError
+
+from distrl.core.action import Action, ActionType
+from distrl.core.observation import Observation, UIElement
+from distrl.policies import POLICY_REGISTRY, Policy, PolicyCheckpointError, load_policy
+from distrl.policies.features import ACTION_KINDS, ActionKind
+from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+
+if TYPE_CHECKING:  # the shared episodes come from this folder's conftest.py fixtures
+    from conftest import Demo, Rollout
+
+TOL = 1e-5
+
+
+def _flatten(demos: list[Demo]) -> tuple[list[Observation], list[Action]]:
+    observations = [o for d in demos for o in d.observations]
+    actions = [a for d in demos for a in d.actions]
+    return observations, actions
+
+
+def _small_obs(instruction: str, elements: tuple[UIElement, ...]) -> Observation:
+    return Observation(np.zeros((8, 4, 3), np.uint8), instruction, elements)
+
+
+def _element(text: str, bbox: tuple[float, float, float, float], kind: str = "button") -> UIElement:
+    return UIElement(text, bbox, True, f"id/{text}", kind)
+
+
+def test_small_policy_satisfies_the_protocol_and_is_registered() -> None:
+    policy = SmallPolicy()
+    assert isinstance(policy, Policy)
+    assert POLICY_REGISTRY["small"] is SmallPolicy
+    assert policy.version == 0
+
+
+def test_act_logprobs_equal_evaluate_on_policy_rollouts(
+    policy_rollouts: tuple[SmallPolicy, list[Rollout]],
+) -> None:
+    """The behaviour log-prob recorded while acting (batch of 1, no grad) equals the learner's
+    log-prob of the same action (a whole episode as one batch, with grad)."""
+    policy, rollouts = policy_rollouts
+    steps = 0
+    for rollout in rollouts:
+        evaluation = policy.evaluate(rollout.observations, rollout.actions)
+        assert bool(evaluation.representable.all())
+        torch.testing.assert_close(evaluation.logprobs.detach(), rollout.logprobs, atol=TOL, rtol=0)
+        steps += len(rollout.actions)
+    assert steps >= 80
+
+
+def test_act_and_evaluate_agree_on_oracle_states(oracle_demos: list[Demo]) -> None:
+    """Same check on a batch of 32 states from both suites (popups, banners, keyboards...),
+    entropies and values included."""
+    policy = SmallPolicy(SmallPolicyConfig(init_seed=3))
+    observations, _ = _flatten(oracle_demos)
+    batch = observations[:: max(1, len(observations) // 32)][:32]
+    out = policy.act(batch, generator=torch.Generator().manual_seed(0))
+    assert all(a.is_valid for a in out.actions)
+    evaluation = policy.evaluate(batch, out.actions)
+    assert bool(evaluation.representable.all())
+    for got, want in (
+        (evaluation.logprobs, out.logprobs),
+        (evaluation.entropies, out.entropies),
+        (evaluation.values, out.values),
+    ):
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got.detach(), want, atol=TOL, rtol=0)
+    assert bool((out.logprobs <= 0).all())
+    assert bool((out.entropies > 0).all())
+
+
+def test_oracle_actions_are_representable(oracle_demos: list[Demo]) -> None:
+    """All oracle steps of the sampled episodes map into the composite space, except TYPE of
+    texts the instruction does not contain verbatim (info queries; see test_candidates)."""
+    policy = SmallPolicy()
+    observations, actions = _flatten(oracle_demos)
+    evaluation = policy.evaluate(observations, actions)
+    representable = evaluation.representable
+    missing = [
+        (d.task.spec["template"], a)
+        for d in oracle_demos
+        for a, ok in zip(
+            d.actions, policy.evaluate(d.observations, d.actions).representable, strict=True
+        )
+        if not ok
+    ]
+    assert all(template == "info_query" for template, _ in missing), missing
+    assert all(a.action_type is ActionType.TYPE for _, a in missing), missing
+    # Measured over all 1,700 tasks: 10,928 of 10,970 oracle steps (99.6%).
+    assert float(representable.float().mean()) >= 0.98
+    assert bool((evaluation.logprobs[~representable] == 0).all())
+    assert bool(torch.isfinite(evaluation.logprobs).all())
+
+
+def _all_composite_actions(policy: SmallPolicy, obs: Observation) -> list[Action]:
+    """Every action the policy can emit in ``obs``, one per composite choice."""
+    item = policy.featurize([obs]).items[0]
+    actions = []
+    for kind in range(len(ACTION_KINDS)):
+        if kind == ActionKind.TAP:
+            actions += [
+                policy._action_of(item, kind, i, 0)
+                for i in range(len(item.elements))
+                if item.tap_targets[i]
+            ]
+        elif kind == ActionKind.TYPE:
+            actions += [policy._action_of(item, kind, 0, c) for c in range(len(item.candidates))]
+        else:
+            actions.append(policy._action_of(item, kind, 0, 0))
+    return actions
+
+
+def _brute_force_check(policy: SmallPolicy, obs: Observation) -> None:
+    actions = _all_composite_actions(policy, obs)
+    assert len(set(actions)) == len(actions), "two composite choices emit the same action"
+    evaluation = policy.evaluate([obs] * len(actions), actions)
+    assert bool(evaluation.representable.all())
+    logp = evaluation.logprobs.detach().double()
+    assert math.isclose(float(logp.exp().sum()), 1.0, abs_tol=1e-5)
+    brute_entropy = float(-(logp.exp() * logp).sum())
+    assert math.isclose(float(evaluation.entropies[0].detach()), brute_entropy, abs_tol=1e-4)
+
+
+def test_entropy_matches_brute_force_enumeration_small_case() -> None:
+    policy = SmallPolicy(SmallPolicyConfig(init_seed=1))
+    obs = _small_obs(
+        "Open 'notes' now",
+        (
+            _element("Notes", (0.1, 0.1, 0.4, 0.2)),
+            _element("Clock", (0.5, 0.1, 0.9, 0.2)),
+            # Covers Notes' centre: Notes is no tap target, so it carries no probability.
+            _element("Dialog", (0.0, 0.0, 0.5, 0.5), "dialog"),
+        ),
+    )
+    item = policy.featurize([obs]).items[0]
+    assert item.tap_targets.tolist() == [False, True, True]
+    _brute_force_check(policy, obs)
+
+
+def test_entropy_matches_brute_force_enumeration_on_phonesim(oracle_demos: list[Demo]) -> None:
+    policy = SmallPolicy(SmallPolicyConfig(init_seed=2))
+    for demo in oracle_demos[::8]:
+        _brute_force_check(policy, demo.observations[len(demo.observations) // 2])
+
+
+def test_entropy_without_elements_or_candidates_has_no_tap_or_type() -> None:
+    policy = SmallPolicy()
+    obs = _small_obs("?!", ())
+    out = policy.act([obs] * 20, generator=torch.Generator().manual_seed(0))
+    assert all(
+        a.action_type not in (ActionType.DUAL_POINT, ActionType.TYPE) or not a.is_tap
+        for a in out.actions
+    )
+    assert all(a.action_type is not ActionType.TYPE for a in out.actions)
+    _brute_force_check(policy, obs)
+
+
+def test_batching_with_different_element_counts_equals_one_by_one(
+    oracle_demos: list[Demo],
+) -> None:
+    policy = SmallPolicy(SmallPolicyConfig(init_seed=4))
+    observations, actions = _flatten(oracle_demos)
+    picks = list(range(0, len(observations), max(1, len(observations) // 12)))[:12]
+    batch_obs = [observations[i] for i in picks]
+    batch_actions = [actions[i] for i in picks]
+    assert len({len(o.elements) for o in batch_obs}) > 1
+    together = policy.evaluate(batch_obs, batch_actions)
+    for row, (obs, action) in enumerate(zip(batch_obs, batch_actions, strict=True)):
+        alone = policy.evaluate([obs], [action])
+        for got, want in zip(together[:3], alone[:3], strict=True):
+            torch.testing.assert_close(got[row], want[0], atol=TOL, rtol=0)
+        assert bool(together.representable[row]) == bool(alone.representable[0])
+    with torch.no_grad():
+        values = policy.trajectory_value(batch_obs)
+        for row, obs in enumerate(batch_obs):
+            torch.testing.assert_close(
+                values[row], policy.trajectory_value([obs])[0], atol=TOL, rtol=0
+            )
+
+
+def test_act_is_deterministic_given_the_generator(oracle_demos: list[Demo]) -> None:
+    policy = SmallPolicy()
+    batch, _ = _flatten(oracle_demos[:4])
+    first = policy.act(batch, generator=torch.Generator().manual_seed(7))
+    second = policy.act(batch, generator=torch.Generator().manual_seed(7))
+    assert first.actions == second.actions
+    assert torch.equal(first.logprobs, second.logprobs)
+    greedy = policy.act(batch, greedy=True)
+    assert greedy.actions == policy.act(batch, greedy=True).actions
+    assert SmallPolicy().state_dict().keys() == policy.state_dict().keys()
+    for key, value in SmallPolicy().state_dict().items():
+        assert torch.equal(value, policy.state_dict()[key]), key  # init_seed fixes the weights
+
+
+def test_greedy_takes_the_most_likely_kind_then_its_most_likely_argument(
+    oracle_demos: list[Demo],
+) -> None:
+    policy = SmallPolicy(SmallPolicyConfig(init_seed=5))
+    observations, _ = _flatten(oracle_demos[::4])
+    greedy = policy.act(observations, greedy=True)
+    batch = policy.featurize(observations)
+    with torch.no_grad():
+        heads = policy._heads(batch)
+    targets = policy.targets(batch, greedy.actions)
+    assert bool(targets.representable.all())
+    assert torch.equal(targets.kinds, heads.kind_logp.argmax(dim=1))
+    taps = targets.kinds == ActionKind.TAP
+    assert torch.equal(targets.elements[taps], heads.element_logp.argmax(dim=1)[taps])
+    types = targets.kinds == ActionKind.TYPE
+    assert torch.equal(targets.candidates[types], heads.candidate_logp.argmax(dim=1)[types])
+
+
+def test_unrepresentable_actions_get_zero_logprob_and_no_exception() -> None:
+    policy = SmallPolicy()
+    obs = _small_obs(
+        "Open notes",
+        (_element("Notes", (0.1, 0.1, 0.4, 0.2)), _element("Dialog", (0.0, 0.0, 0.5, 0.5))),
+    )
+    actions = [
+        Action.tap(0.9, 0.9),  # on nothing
+        Action.type_text("not in the instruction"),
+        Action.invalid("garbage"),
+        Action.swipe((0.5, 0.1), (0.5, 0.9)),  # horizontal
+        Action.tap(0.45, 0.45),  # on the dialog: representable
+        Action.swipe((0.8, 0.5), (0.2, 0.5)),  # SWIPE_UP, whatever its length
+        Action.swipe((0.2, 0.5), (0.3, 0.5)),  # SWIPE_DOWN
+        Action.type_text("notes"),
+        Action.press_enter(),
+        Action.complete(),
+    ]
+    evaluation = policy.evaluate([obs] * len(actions), actions)
+    assert evaluation.representable.tolist() == [False] * 4 + [True] * 6
+    assert bool((evaluation.logprobs[:4] == 0).all())
+    assert bool((evaluation.logprobs[4:] < 0).all())
+    targets = policy.targets(policy.featurize([obs] * 3), actions[5:8])
+    assert targets.kinds.tolist() == [ActionKind.SWIPE_UP, ActionKind.SWIPE_DOWN, ActionKind.TYPE]
+
+
+def test_emitted_swipes_scroll_in_the_named_direction() -> None:
+    policy = SmallPolicy()
+    item = policy.featurize([_small_obs("x", ())]).items[0]
+    up = policy._action_of(item, ActionKind.SWIPE_UP, 0, 0)
+    down = policy._action_of(item, ActionKind.SWIPE_DOWN, 0, 0)
+    assert not up.is_tap and up.lift_yx[0] < up.touch_yx[0]  # the finger moves up
+    assert not down.is_tap and down.lift_yx[0] > down.touch_yx[0]
+
+
+def test_evaluate_is_differentiable_and_reaches_every_head(oracle_demos: list[Demo]) -> None:
+    policy = SmallPolicy()
+    observations, actions = _flatten(oracle_demos[:6])
+    evaluation = policy.evaluate(observations, actions)
+    loss = (
+        -evaluation.logprobs.sum()
+        - evaluation.entropies.sum()
+        + evaluation.values.square().sum()
+        + policy.trajectory_value(observations[:3]).square().sum()
+    )
+    loss.backward()
+    for name, parameter in policy.named_parameters():
+        if name.startswith(("history_embedding", "element_kind", "text", "trajectory_text")):
+            continue  # sparse rows: only the looked-up ones get gradient
+        assert parameter.grad is not None and bool(parameter.grad.abs().sum() > 0), name
+
+
+def test_save_load_round_trip_gives_identical_outputs(
+    tmp_path: Path, oracle_demos: list[Demo]
+) -> None:
+    config = SmallPolicyConfig(d_model=64, heads=2, layers=1, init_seed=9)
+    policy = SmallPolicy(config)
+    with torch.no_grad():
+        for parameter in policy.parameters():
+            parameter.add_(0.01 * torch.randn_like(parameter))  # not the init weights
+    policy.version = 17
+    path = tmp_path / "ckpt" / "policy.pt"
+    policy.save(path)
+    for loaded in (SmallPolicy.load(path), load_policy(path)):
+        assert isinstance(loaded, SmallPolicy)
+        assert loaded.version == 17 and loaded.config == config
+        observations, actions = _flatten(oracle_demos[:3])
+        want, got = policy.evaluate(observations, actions), loaded.evaluate(observations, actions)
+        for a, b in zip(want, got, strict=True):
+            assert torch.equal(a, b)
+        gen = lambda: torch.Generator().manual_seed(3)  # noqa: E731
+        assert (
+            policy.act(observations, generator=gen()).actions
+            == loaded.act(observations, generator=gen()).actions
+        )
+        assert torch.equal(
+            policy.trajectory_value(observations), loaded.trajectory_value(observations)
+        )
+
+
+def test_bad_checkpoints_fail_with_the_file_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.pt"
+    with pytest.raises(PolicyCheckpointError, match="nope.pt"):
+        SmallPolicy.load(missing)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(2)}, foreign)
+    with pytest.raises(PolicyCheckpointError, match="not a distrl policy checkpoint"):
+        load_policy(foreign)
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint")
+    with pytest.raises(PolicyCheckpointError, match="cannot be read"):
+        load_policy(garbage)
+
+
+def test_config_rejects_unknown_keys_and_bad_shapes() -> None:
+    with pytest.raises(ValidationError):
+        SmallPolicyConfig(d_modle=64)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="divisible"):
+        SmallPolicyConfig(d_model=30, heads=4)
+    with pytest.raises(ValidationError, match="swipe_from_y"):
+        SmallPolicyConfig(swipe_from_y=0.3, swipe_to_y=0.3)
+
+
+def test_wrong_number_of_actions_is_an_error_naming_the_fix() -> None:
+    policy = SmallPolicy()
+    with pytest.raises(ValueError, match="one action per observation"):
+        policy.evaluate([_small_obs("x", ())], [])
