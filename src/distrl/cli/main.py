@@ -77,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_arguments(play)
 
+    train = commands.add_parser("train", help="online RL on PhoneSim (serial runtime)")
+    _add_env_arguments(train)
+    train.add_argument("--minutes", type=float, help="wall-clock budget (train.minutes)")
+    train.add_argument("--updates", type=int, help="stop after N updates (train.max_updates)")
+    train.add_argument("--devices", type=int, help="devices (train.devices)")
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its checkpoint")
+    _add_config_arguments(train)
+
     bench = commands.add_parser("bench", help="benchmarks that print figures")
     bench_commands = bench.add_subparsers(
         dest="bench_command", required=True, parser_class=OneLineParser
@@ -98,6 +106,9 @@ _FLAG_TO_KEY = {
     "policy": "play.policy",
     "noise": "play.noise",
     "episodes": "play.episodes",
+    "minutes": "train.minutes",
+    "updates": "train.max_updates",
+    "devices": "train.devices",
 }
 
 
@@ -124,12 +135,13 @@ def emit_json(payload: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from distrl.cli import bench_cmd, play_cmd, tasks_cmd
+    from distrl.cli import bench_cmd, play_cmd, tasks_cmd, train_cmd
 
     handlers: dict[str, Callable[[argparse.Namespace, list[str]], int]] = {
         "tasks": tasks_cmd.run,
         "play": play_cmd.run,
         "bench": bench_cmd.run,
+        "train": train_cmd.run,
     }
     try:
         return handlers[args.command](args, config_overrides(args))

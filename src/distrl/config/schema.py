@@ -176,7 +176,7 @@ class EnvConfig(ConfigSection):
 
 
 class PlayConfig(ConfigSection):
-    """Scripted play (``distrl collect``): exercise a backend and make trajectories without RL."""
+    """Scripted play (``distrl play``): exercise a backend and make trajectories without RL."""
 
     policy: Literal["oracle", "noisy", "random"] = Field(
         default="oracle",
@@ -189,6 +189,72 @@ class PlayConfig(ConfigSection):
     )
 
 
+class ARideConfig(ConfigSection):
+    """A-RIDE's constants (DESIGN.md section 7): Retrace critic, advantage policy update, DPER."""
+
+    gamma: float = Field(default=0.95, gt=0, le=1, description="Discount factor.")
+    lam: float = Field(default=0.95, ge=0, le=1, description="Retrace lambda (trace decay).")
+    c_bar: float = Field(default=1.0, gt=0, description="Trace clip: c_t = lam * min(c_bar, rho).")
+    rho_bar: float = Field(
+        default=1.0, gt=0, description="Clip of the importance ratio on TD errors and the policy."
+    )
+    entropy_coef: float = Field(default=0.01, ge=0, description="beta: entropy bonus weight.")
+    value_coef: float = Field(default=0.5, ge=0, description="Weight of the critic loss.")
+    advantage_clip: float = Field(
+        default=1.0, gt=0, description="Advantages are clamped to [-clip, clip] for stability."
+    )
+    max_log_ratio: float = Field(
+        default=5.0, gt=0, description="log(pi/mu) is capped here before exponentiating."
+    )
+    priority_w1: float = Field(default=1.0, ge=0, description="DPER weight of mean |delta|.")
+    priority_w2: float = Field(default=0.1, ge=0, description="DPER weight of mean rho.")
+    priority_w3: float = Field(default=0.1, ge=0, description="DPER weight of mean entropy.")
+    step_cost: float = Field(default=0.01, ge=0, description="Reward cost of every step.")
+    invalid_penalty: float = Field(default=0.1, ge=0, description="Penalty of an invalid action.")
+    repeat_penalty: float = Field(
+        default=0.05, ge=0, description="Penalty for repeating the previous action verbatim."
+    )
+    window: int = Field(default=8, ge=1, description="Steps per replay window (Retrace n).")
+
+
+class TrainConfig(ConfigSection):
+    """Online training (``distrl train``): devices, budget, learner and evaluation settings."""
+
+    algo: Literal["aride"] = Field(default="aride", description="Learning algorithm.")
+    runtime: Literal["serial"] = Field(
+        default="serial", description="serial: worker, replay and learner in one process."
+    )
+    devices: int = Field(default=8, ge=1, description="Devices the worker drives in lockstep.")
+    minutes: float = Field(default=20.0, gt=0, description="Wall-clock budget of the run.")
+    max_updates: int | None = Field(
+        default=None, ge=1, description="Stop after this many updates (None: budget only)."
+    )
+    episodes_per_round: int = Field(
+        default=8, ge=1, description="Episodes collected between rounds of updates."
+    )
+    updates_per_round: int = Field(default=4, ge=1, description="Learner updates per round.")
+    batch_size: int = Field(default=32, ge=1, description="Windows per update.")
+    lr: float = Field(default=3e-4, gt=0, description="Adam learning rate.")
+    grad_clip: float = Field(default=1.0, gt=0, description="Gradient norm clip.")
+    replay_capacity: int = Field(default=20000, ge=1, description="Windows the replay holds.")
+    min_replay: int = Field(default=64, ge=1, description="Windows needed before updating.")
+    max_staleness: int = Field(
+        default=50, ge=0, description="Drop windows acted by weights this many versions old."
+    )
+    warm_start_episodes: int = Field(
+        default=0, ge=0, description="Noisy-oracle demonstrations to clone before RL (0: none)."
+    )
+    demo_noise: float = _probability(0.5, "Random-action rate of the demonstrating oracle.")
+    bc_steps: int = Field(
+        default=100, ge=0, description="Behaviour-cloning steps of the warm start."
+    )
+    bc_batch_size: int = Field(default=64, ge=1, description="Steps per behaviour-cloning batch.")
+    bc_lr: float = Field(default=1e-3, gt=0, description="Behaviour-cloning learning rate.")
+    eval_every_minutes: float = Field(default=2.0, gt=0, description="Test-split eval period.")
+    eval_episodes: int = Field(default=50, ge=1, description="Episodes per evaluation.")
+    checkpoint_every_minutes: float = Field(default=2.0, gt=0, description="Checkpoint period.")
+
+
 class RunConfig(ConfigSection):
     """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
 
@@ -199,3 +265,7 @@ class RunConfig(ConfigSection):
     )
     env: EnvConfig = Field(default_factory=EnvConfig, description="Device backend and tasks.")
     play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="Online training.")
+    aride: ARideConfig = Field(
+        default_factory=ARideConfig, description="A-RIDE algorithm constants."
+    )

@@ -1,0 +1,164 @@
+"""A-RIDE: the off-policy update that keeps training stable on stale, uneven device data.
+
+One update on a batch of replayed :class:`StepWindow` s (DESIGN.md section 7):
+
+1. Evaluate the learner's policy pi on the stored observations and actions: log pi(a_t|s_t),
+   entropy H(pi(.|s_t)) and the critic V(s_t).
+2. Importance ratios rho_t = pi(a_t|s_t) / mu(a_t|s_t) against the behaviour policy mu that acted
+   (its log-prob was stored with the step). Scripted demonstrations carry no log-prob (NaN): they
+   are taken as on-policy, rho = 1.
+3. Retrace(lambda) critic targets v_t, TD errors delta_t and advantages
+   A_t = r_t + gamma v_{t+1} - V(s_t) (:func:`distrl.algos.returns.retrace_targets`).
+4. Loss = critic regression (V - v)^2
+          - min(rho_bar, rho_t) * clamp(A_t) * log pi(a_t|s_t)      (truncated-IS policy gradient)
+          - beta * H(pi(.|s_t))                                      (entropy regularisation),
+   each step weighted by its window's prioritized-replay importance weight.
+5. Fresh DPER priorities p = w1 mean|delta| + w2 mean(rho) + w3 mean(H) for the sampled windows.
+
+Steps whose action the policy cannot represent (a tap on nothing, an invalid action) still train
+the critic but not the policy: there is no log-prob to push.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from distrl.algos.returns import dper_priority, retrace_targets
+from distrl.algos.step_window import StepWindow
+from distrl.config.schema import ARideConfig
+from distrl.core.observation import Observation
+from distrl.policies.base import Policy
+
+
+@dataclass
+class ARideLoss:
+    """The differentiable total and what to log and write back."""
+
+    total: torch.Tensor
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    mean_rho: float
+    mean_abs_delta: float
+    #: One fresh priority per window, for the replay.
+    priorities: torch.Tensor
+
+
+def _padded(rows: Sequence[Sequence[float]], length: int) -> torch.Tensor:
+    """Rows of unequal length as a ``[B, length]`` float tensor padded with zeros."""
+    out = torch.zeros(len(rows), length, dtype=torch.float32)
+    for index, row in enumerate(rows):
+        out[index, : len(row)] = torch.tensor(row, dtype=torch.float32)
+    return out
+
+
+@torch.no_grad()
+def bootstrap_values(policy: Policy, windows: Sequence[StepWindow]) -> torch.Tensor:
+    """V(s_T) of the state after each window (NaN where the episode ended inside it)."""
+    values = torch.full((len(windows),), float("nan"))
+    present: list[tuple[int, Observation]] = [
+        (i, w.bootstrap_observation)
+        for i, w in enumerate(windows)
+        if w.bootstrap_observation is not None
+    ]
+    if present:
+        values[[i for i, _ in present]] = policy.value([obs for _, obs in present]).float()
+    return values
+
+
+def aride_loss(
+    policy: Policy,
+    windows: Sequence[StepWindow],
+    importance_weights: torch.Tensor,
+    config: ARideConfig,
+) -> ARideLoss:
+    """The A-RIDE loss of one batch of windows (see the module docstring for the maths)."""
+    batch, length = len(windows), max(len(w) for w in windows)
+    mask = _padded([[1.0] * len(w) for w in windows], length)
+    valid = mask.bool()
+
+    # 1. pi's log-probs, entropies and values on the stored steps, scattered into [B, T].
+    observations = [obs for w in windows for obs in w.observations]
+    actions = [action for w in windows for action in w.actions]
+    evaluation = policy.evaluate(observations, actions)
+    logp = torch.zeros(batch, length).masked_scatter(valid, evaluation.logprobs)
+    entropy = torch.zeros(batch, length).masked_scatter(valid, evaluation.entropies)
+    values = torch.zeros(batch, length).masked_scatter(valid, evaluation.values)
+    representable = torch.zeros(batch, length).masked_scatter(
+        valid, evaluation.representable.float()
+    )
+
+    # 2. rho_t = pi / mu; NaN behaviour log-probs (scripted demos) count as on-policy.
+    behaviour = _padded([w.behaviour_logprobs for w in windows], length)
+    log_ratio = (logp.detach() - behaviour).clamp(max=config.max_log_ratio)
+    log_ratio = torch.where(torch.isnan(behaviour) | ~valid, torch.zeros_like(log_ratio), log_ratio)
+    rho = log_ratio.exp()
+
+    # 3. Retrace targets, TD errors and advantages.
+    rewards = _padded([w.rewards for w in windows], length)
+    dones = _padded([[float(d) for d in w.dones] for w in windows], length)
+    retrace = retrace_targets(
+        rewards,
+        values.detach(),
+        bootstrap_values(policy, windows),
+        rho,
+        dones,
+        mask,
+        gamma=config.gamma,
+        lam=config.lam,
+        c_bar=config.c_bar,
+        rho_bar=config.rho_bar,
+    )
+
+    # 4. Loss terms, each step weighted by its window's importance weight.
+    step_weight = importance_weights.float().unsqueeze(1) * mask
+    steps = mask.sum()
+    value_loss = (step_weight * (values - retrace.targets) ** 2).sum() / steps
+    advantage = retrace.advantages.clamp(-config.advantage_clip, config.advantage_clip)
+    policy_weight = rho.clamp(max=config.rho_bar) * advantage * representable
+    policy_loss = -(step_weight * policy_weight * logp).sum() / steps
+    mean_entropy = (entropy * mask).sum() / steps
+    total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
+
+    # 5. Fresh priorities for the replay.
+    priorities = dper_priority(
+        retrace.deltas.abs(),
+        rho,
+        entropy.detach(),
+        mask,
+        w1=config.priority_w1,
+        w2=config.priority_w2,
+        w3=config.priority_w3,
+    )
+    return ARideLoss(
+        total=total,
+        policy_loss=float(policy_loss.detach()),
+        value_loss=float(value_loss.detach()),
+        entropy=float(mean_entropy.detach()),
+        mean_rho=float((rho * mask).sum() / steps),
+        mean_abs_delta=float((retrace.deltas.abs() * mask).sum() / steps),
+        priorities=priorities,
+    )
+
+
+def aride_loss_fn(config: ARideConfig):
+    """The learner's loss callable for A-RIDE: ``(policy, windows, weights) -> (loss, priorities,
+    metrics)``."""
+
+    def loss_fn(
+        policy: Policy, windows: Sequence[StepWindow], weights: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
+        result = aride_loss(policy, windows, weights, config)
+        metrics = {
+            "policy_loss": result.policy_loss,
+            "value_loss": result.value_loss,
+            "entropy": result.entropy,
+            "rho_mean": result.mean_rho,
+            "abs_delta_mean": result.mean_abs_delta,
+        }
+        return result.total, result.priorities, metrics
+
+    return loss_fn

@@ -1,0 +1,54 @@
+"""Behaviour cloning: the warm start (DESIGN.md section 7) and the filtered-BC baseline's loss.
+
+DigiRL and DistRL start RL from a weak pretrained agent rather than from scratch; here that agent
+is the small policy cloned from noisy-oracle demonstrations for a limited number of steps, so it
+solves some tasks and fails many (the "weak warm start").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from distrl.core.action import Action
+from distrl.core.observation import Observation
+from distrl.core.trajectory import Trajectory
+from distrl.policies.base import Policy
+
+
+def bc_loss(policy: Policy, pairs: Sequence[tuple[Observation, Action]]) -> torch.Tensor:
+    """Mean negative log-likelihood of the demonstrated actions the policy can represent."""
+    observations = [obs for obs, _ in pairs]
+    actions = [action for _, action in pairs]
+    evaluation = policy.evaluate(observations, actions)
+    mask = evaluation.representable.float()
+    return -(evaluation.logprobs * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def behaviour_clone(
+    policy: Policy,
+    demonstrations: Sequence[Trajectory],
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> list[float]:
+    """Fit ``policy`` to the successful demonstrations' steps for ``steps`` Adam steps; returns
+    the loss curve. Failed demonstrations are left out (filtered BC)."""
+    pairs = [(s.observation, s.action) for t in demonstrations if t.success for s in t.steps]
+    if not pairs:
+        raise ValueError("no successful demonstration to clone")
+    optimizer = torch.optim.Adam([p for p in policy.parameters() if p.requires_grad], lr=lr)
+    rng = np.random.default_rng(seed)
+    losses = []
+    for _ in range(steps):
+        batch = [pairs[i] for i in rng.integers(len(pairs), size=min(batch_size, len(pairs)))]
+        loss = bc_loss(policy, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    return losses

@@ -1,0 +1,65 @@
+"""``distrl train``: online RL on PhoneSim with a progress bar and a success curve."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from distrl.cli.main import emit_json
+from distrl.config.loader import load_config
+from distrl.errors import InputError
+from distrl.runtime.serial import CHECKPOINT, train
+
+
+def run(args: argparse.Namespace, overrides: list[str]) -> int:
+    resume = Path(args.resume) if args.resume else None
+    if resume is not None:
+        if not (resume / CHECKPOINT).exists():
+            raise InputError(f"--resume {resume}: no checkpoint at {resume / CHECKPOINT}")
+        cfg = load_config(resume / "config.yaml", overrides)
+    else:
+        cfg = load_config(args.preset, overrides)
+    err = Console(stderr=True)
+    with Progress(
+        TextColumn(f"[bold]train[/] {cfg.train.algo} on {cfg.env.suite}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}% of {task.fields[minutes]} min"),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=args.json,
+    ) as progress:
+        bar = progress.add_task("train", total=1.0, minutes=cfg.train.minutes, info="")
+
+        def advance(fraction: float, metrics: dict[str, float]) -> None:
+            info = f"loss {metrics['loss']:.3f}" if "loss" in metrics else "filling replay"
+            progress.update(bar, completed=min(fraction, 1.0), info=info)
+
+        result = train(cfg, resume=resume, on_progress=advance)
+    summary = result.summary()
+    if args.json:
+        emit_json({k: v for k, v in summary.items()})
+        return 0
+    table = Table(
+        "minutes",
+        "updates",
+        "test success (greedy)",
+        "sampled",
+        title=f"train: {cfg.train.algo} on {cfg.env.suite}",
+    )
+    for point in result.curve:
+        table.add_row(
+            f"{point['minutes']:.1f}",
+            str(int(point["updates"])),
+            f"{point['success']:.2f}",
+            f"{point['sampled_success']:.2f}",
+        )
+    out = Console(file=sys.stdout)
+    out.print(table)
+    out.print(f"run folder {result.run_dir} (tensorboard --logdir {result.run_dir}/tensorboard)")
+    return 0

@@ -1,0 +1,142 @@
+"""A worker: K devices driven by one local copy of the policy, producing finished trajectories.
+
+The serial runtime steps the K devices in lockstep so the policy acts on a batch of K observations
+at once (one forward pass instead of K). Each step is tagged with the behaviour policy's log-prob,
+entropy and weights version, which the learner needs for importance ratios and staleness. A device
+that crashes or hangs is restarted by its next reset; its partial episode is dropped and counted,
+never returned.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from distrl.core.observation import Observation
+from distrl.core.task import Task
+from distrl.core.trajectory import Step, Trajectory
+from distrl.envs.protocol import DeviceEnv, DeviceFault
+from distrl.policies.base import Policy
+
+MAX_RESET_ATTEMPTS = 5
+
+
+@dataclass
+class _Episode:
+    task: Task
+    observation: Observation
+    started_at: float
+    steps: list[Step] = field(default_factory=list)
+
+
+@dataclass
+class WorkerStats:
+    episodes: int = 0
+    dropped: int = 0
+    steps: int = 0
+
+
+class Worker:
+    """Runs episodes on ``devices`` with ``policy``; ``next_task`` picks each episode's task."""
+
+    def __init__(
+        self,
+        devices: Sequence[DeviceEnv],
+        policy: Policy,
+        next_task: Callable[[], Task],
+        *,
+        worker_id: str = "worker-0",
+        seed: int = 0,
+        greedy: bool = False,
+    ):
+        if not devices:
+            raise ValueError("a worker needs at least one device")
+        self.devices = list(devices)
+        self.policy = policy
+        self.next_task = next_task
+        self.worker_id = worker_id
+        #: Act with the most likely action (evaluation) instead of sampling (exploration).
+        self.greedy = greedy
+        self.generator = torch.Generator().manual_seed(seed)
+        self.stats = WorkerStats()
+        self._episodes: list[_Episode | None] = [None] * len(self.devices)
+
+    def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
+        """Swap in newer weights (between steps; episodes in flight continue under them and the
+        steps record which version acted)."""
+        self.policy.load_state_dict(state_dict)
+        self.policy.version = version
+
+    def _start(self, index: int) -> None:
+        task = self.next_task()
+        for _ in range(MAX_RESET_ATTEMPTS):
+            try:
+                observation = self.devices[index].reset(task)
+            except DeviceFault:
+                continue  # a reset is also the restart: try again
+            self._episodes[index] = _Episode(task, observation, time.time())
+            return
+        raise DeviceFault(
+            f"device {index} of {self.worker_id} failed {MAX_RESET_ATTEMPTS} resets in a row"
+        )
+
+    def collect(self, num_episodes: int) -> list[Trajectory]:
+        """Step all devices until at least ``num_episodes`` episodes have finished (devices that
+        finish in the same round all count); return the finished ones."""
+        finished: list[Trajectory] = []
+        for index, episode in enumerate(self._episodes):
+            if episode is None:
+                self._start(index)
+        while len(finished) < num_episodes:
+            episodes = [e for e in self._episodes if e is not None]
+            with torch.no_grad():
+                output = self.policy.act(
+                    [e.observation for e in episodes], greedy=self.greedy, generator=self.generator
+                )
+            for index, episode in enumerate(self._episodes):
+                assert episode is not None
+                action = output.actions[index]
+                try:
+                    observation, reward, done, info = self.devices[index].step(action)
+                except DeviceFault:
+                    self.stats.dropped += 1
+                    self._start(index)
+                    continue
+                self.stats.steps += 1
+                episode.steps.append(
+                    Step(
+                        observation=episode.observation,
+                        action=action,
+                        reward=reward,
+                        done=done,
+                        behaviour_logprob=float(output.logprobs[index]),
+                        entropy=float(output.entropies[index]),
+                        policy_version=self.policy.version,
+                        step_seconds=float(info.get("device_seconds", 0.0)),
+                    )
+                )
+                episode.observation = observation
+                if done:
+                    finished.append(
+                        self._finish(episode, bool(info.get("success", reward > 0)), index)
+                    )
+                    self._start(index)
+        return finished
+
+    def _finish(self, episode: _Episode, success: bool, index: int) -> Trajectory:
+        self.stats.episodes += 1
+        return Trajectory(
+            task=episode.task,
+            steps=episode.steps,
+            success=success,
+            worker_id=self.worker_id,
+            device_id=getattr(self.devices[index], "device_id", f"device-{index}"),
+            trajectory_id=uuid.uuid4().hex,
+            started_at=episode.started_at,
+            finished_at=time.time(),
+            final_observation=episode.observation,
+        )
