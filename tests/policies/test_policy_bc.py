@@ -4,7 +4,6 @@ policy then replays those episodes on the simulator, action for action, to succe
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,6 @@ NLL_THRESHOLD = 0.05
 def test_small_policy_overfits_a_handful_of_oracle_demos(
     run_oracle: Callable[[Task, int], Demo],
 ) -> None:
-    started = time.perf_counter()
     general, webshop = load_suite("general", "train"), load_suite("webshop", "train")
     # Five episodes over different templates: settings/app tasks, typing, web shopping.
     tasks = [general[0], general[5], general[7], webshop[1], webshop[4]]
@@ -64,4 +62,3 @@ def test_small_policy_overfits_a_handful_of_oracle_demos(
             steps += 1
         assert reward == 1.0, demo.task.instruction
         assert steps <= len(demo.actions) + 2
-    assert time.perf_counter() - started < 30.0

@@ -117,7 +117,13 @@ def aride_loss(
     step_weight = importance_weights.float().unsqueeze(1) * mask
     steps = mask.sum()
     value_loss = (step_weight * (values - retrace.targets) ** 2).sum() / steps
-    advantage = retrace.advantages.clamp(-config.advantage_clip, config.advantage_clip)
+    advantage = retrace.advantages
+    if config.normalize_advantages:
+        # Zero-mean advantages keep a mostly-failing batch from pushing every action down (which
+        # only inflates entropy); unit scale makes the clip and learning rate batch-independent.
+        valid_advantages = advantage[valid]
+        advantage = (advantage - valid_advantages.mean()) / (valid_advantages.std() + 1e-6) * mask
+    advantage = advantage.clamp(-config.advantage_clip, config.advantage_clip)
     policy_weight = rho.clamp(max=config.rho_bar) * advantage * representable
     policy_loss = -(step_weight * policy_weight * logp).sum() / steps
     mean_entropy = (entropy * mask).sum() / steps

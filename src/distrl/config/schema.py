@@ -200,6 +200,10 @@ class ARideConfig(ConfigSection):
     )
     entropy_coef: float = Field(default=0.01, ge=0, description="beta: entropy bonus weight.")
     value_coef: float = Field(default=0.5, ge=0, description="Weight of the critic loss.")
+    normalize_advantages: bool = Field(
+        default=False,
+        description="Standardise advantages over the batch's valid steps before clamping.",
+    )
     advantage_clip: float = Field(
         default=1.0, gt=0, description="Advantages are clamped to [-clip, clip] for stability."
     )
