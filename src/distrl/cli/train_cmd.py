@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         result = train(cfg, resume=resume, on_progress=advance)
     summary = result.summary()
     if args.json:
-        emit_json({k: v for k, v in summary.items()})
+        emit_json(summary)
         return 0
     table = Table(
         "minutes",

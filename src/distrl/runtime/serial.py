@@ -164,7 +164,7 @@ def train(
     result = TrainResult(run_dir)
     elapsed_before = 0.0
     if resume is not None:
-        state = torch.load(run_dir / CHECKPOINT, weights_only=False)
+        state = torch.load(run_dir / CHECKPOINT, weights_only=True)
         learner.load_state_dict(state["learner"])
         result.curve, result.episodes = state["curve"], state["episodes"]
         elapsed_before = state["elapsed"]
@@ -184,7 +184,7 @@ def train(
         if not result.curve
         else result.curve[-1]["minutes"] * 60 + cfg.train.eval_every_minutes * 60
     )
-    next_checkpoint = time.monotonic() - started + cfg.train.checkpoint_every_minutes * 60
+    next_checkpoint = elapsed_before + cfg.train.checkpoint_every_minutes * 60
 
     def record_eval(elapsed: float) -> None:
         greedy = evaluate(learner.policy, cfg, test_tasks, cfg.train.eval_episodes, True)
