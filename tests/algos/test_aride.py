@@ -67,3 +67,24 @@ def test_importance_weights_scale_the_loss() -> None:
     halves = aride_loss(policy, windows, torch.full((len(windows),), 0.5), CONFIG)
     assert abs(halves.value_loss - 0.5 * ones.value_loss) < 1e-5
     assert abs(halves.policy_loss - 0.5 * ones.policy_loss) < 1e-5
+
+
+def test_ppo_clip_matches_the_truncated_is_gradient_on_policy() -> None:
+    # On-policy (pi == mu) the ratio is 1 and inside the clip, so d(ratio * A) = A * d log pi:
+    # both objectives must give the same policy gradient.
+    torch.manual_seed(0)
+    policy = SmallPolicy(SmallPolicyConfig())
+    windows = _windows(policy, episodes=6)
+    weights = torch.ones(len(windows))
+    gradients = []
+    for objective in ("truncated_is", "ppo_clip"):
+        config = CONFIG.model_copy(
+            update={"policy_objective": objective, "value_coef": 0.0, "entropy_coef": 0.0}
+        )
+        policy.zero_grad()
+        aride_loss(policy, windows, weights, config).total.backward()
+        gradients.append(
+            torch.cat([p.grad.flatten() for p in policy.parameters() if p.grad is not None])
+        )
+    assert torch.allclose(gradients[0], gradients[1], atol=1e-6)
+    assert gradients[0].abs().sum() > 0

@@ -124,8 +124,19 @@ def aride_loss(
         valid_advantages = advantage[valid]
         advantage = (advantage - valid_advantages.mean()) / (valid_advantages.std() + 1e-6) * mask
     advantage = advantage.clamp(-config.advantage_clip, config.advantage_clip)
-    policy_weight = rho.clamp(max=config.rho_bar) * advantage * representable
-    policy_loss = -(step_weight * policy_weight * logp).sum() / steps
+    if config.policy_objective == "ppo_clip":
+        # PPO's clipped surrogate on the same ratio, now differentiable: the gain from moving
+        # pi away from mu stops at 1 +- eps, so an update cannot run off the data.
+        live_log_ratio = torch.where(
+            torch.isnan(behaviour) | ~valid, logp - logp.detach(), logp - behaviour
+        ).clamp(max=config.max_log_ratio)
+        ratio = live_log_ratio.exp()
+        clipped = ratio.clamp(1 - config.ppo_clip_eps, 1 + config.ppo_clip_eps)
+        surrogate = torch.minimum(ratio * advantage, clipped * advantage) * representable
+        policy_loss = -(step_weight * surrogate).sum() / steps
+    else:
+        policy_weight = rho.clamp(max=config.rho_bar) * advantage * representable
+        policy_loss = -(step_weight * policy_weight * logp).sum() / steps
     mean_entropy = (entropy * mask).sum() / steps
     total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
 

@@ -200,6 +200,12 @@ class ARideConfig(ConfigSection):
     )
     entropy_coef: float = Field(default=0.01, ge=0, description="beta: entropy bonus weight.")
     value_coef: float = Field(default=0.5, ge=0, description="Weight of the critic loss.")
+    policy_objective: Literal["truncated_is", "ppo_clip"] = Field(
+        default="truncated_is",
+        description="truncated_is: -min(rho_bar, rho) A log pi (DESIGN); ppo_clip: PPO's clipped "
+        "surrogate on the same ratio, which stops the policy running away from the data.",
+    )
+    ppo_clip_eps: float = Field(default=0.2, gt=0, lt=1, description="PPO ratio clip epsilon.")
     normalize_advantages: bool = Field(
         default=False,
         description="Standardise advantages over the batch's valid steps before clamping.",
