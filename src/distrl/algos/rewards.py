@@ -28,8 +28,9 @@ def shaped_rewards(trajectory: Trajectory, shaping: RewardShaping) -> list[float
     >>> obs = Observation(np.zeros((1, 1, 3), np.uint8), "x")
     >>> steps = [Step(obs, Action.press_back(), 0.0, False), Step(obs, Action.press_back(), 1.0,
     ...          True)]
-    >>> shaped_rewards(Trajectory(Task("t", "x", "general", "train"), steps, True),
-    ...                RewardShaping(0.01, 0.1, 0.05))
+    >>> rewards = shaped_rewards(Trajectory(Task("t", "x", "general", "train"), steps, True),
+    ...                          RewardShaping(0.01, 0.1, 0.05))
+    >>> [round(r, 6) for r in rewards]
     [-0.01, 0.94]
     """
     rewards = []
@@ -40,6 +41,6 @@ def shaped_rewards(trajectory: Trajectory, shaping: RewardShaping) -> list[float
             reward -= shaping.invalid_penalty
         if previous is not None and step.action == previous:
             reward -= shaping.repeat_penalty
-        rewards.append(round(reward, 10))
+        rewards.append(reward)
         previous = step.action
     return rewards

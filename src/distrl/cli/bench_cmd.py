@@ -18,7 +18,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if args.bench_command == "env":
         if args.steps < 1:
             raise InputError(f"--steps must be >= 1, got {args.steps}")
-        summary = bench_env(args.steps, args.suite, cfg.seed, cfg.env.phonesim).summary()
+        summary = bench_env(args.steps, args.bench_suite, cfg.seed, cfg.env.phonesim).summary()
         if args.json:
             emit_json(summary)
             return 0

@@ -91,7 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench_env = bench_commands.add_parser("env", help="raw PhoneSim steps/s on one core")
     bench_env.add_argument("--steps", type=int, default=3000, help="env steps to time")
-    bench_env.add_argument("--suite", default="both", choices=("general", "webshop", "both"))
+    bench_env.add_argument(
+        "--suite", dest="bench_suite", default="both", choices=("general", "webshop", "both")
+    )
     _add_config_arguments(bench_env)
     return parser
 
@@ -118,7 +120,6 @@ def config_overrides(args: argparse.Namespace) -> list[str]:
         f"{key}={getattr(args, flag)}"
         for flag, key in _FLAG_TO_KEY.items()
         if getattr(args, flag, None) is not None
-        and not (flag == "suite" and args.command == "bench")
     ]
     if getattr(args, "save_screens", False):
         overrides.append("play.save_screens=true")

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
+from distrl.config.schema import RunConfig
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.registry import SUITE_HORIZONS, TEMPLATES
 from distrl.envs.phonesim.tasks.suites import SPLITS, load_suite
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     return 0
 
 
-def _show_one(args: argparse.Namespace, cfg) -> int:
+def _show_one(args: argparse.Namespace, cfg: RunConfig) -> int:
     suite, _, rest = args.task_id.partition("-")
     split = rest.partition("-")[0]
     if suite not in SUITE_HORIZONS or split not in SPLITS:

@@ -91,11 +91,12 @@ class Learner:
     def _sample(self) -> tuple[list[StepWindow], np.ndarray, torch.Tensor]:
         """A batch with stale windows removed (their priority goes to zero: never drawn again)."""
         batch = self.replay.sample(self.batch_size, self.rng)
-        fresh = [i for i, w in enumerate(batch.items) if self.staleness(w) <= self.max_staleness]
-        stale = [i for i in range(len(batch.items)) if i not in set(fresh)]
-        if stale:
-            self.counters.stale_dropped += len(stale)
-            self.replay.update_priorities(batch.slots[stale], np.zeros(len(stale)))
+        is_fresh = np.array([self.staleness(w) <= self.max_staleness for w in batch.items])
+        fresh = np.flatnonzero(is_fresh)
+        stale_slots = batch.slots[~is_fresh]
+        if stale_slots.size:
+            self.counters.stale_dropped += int(stale_slots.size)
+            self.replay.update_priorities(stale_slots, np.zeros(stale_slots.size))
         weights = torch.as_tensor(batch.weights[fresh], dtype=torch.float32)
         return [batch.items[i] for i in fresh], batch.slots[fresh], weights
 

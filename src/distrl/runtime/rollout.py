@@ -1,8 +1,9 @@
-"""Run one episode of an agent on a device and return it as a :class:`Trajectory`.
+"""Run one episode of a scripted agent on a device and return it as a :class:`Trajectory`.
 
-This is the innermost loop of every worker. A :class:`~distrl.envs.protocol.DeviceFault` is not
-caught here: the caller restarts the device and drops the partial episode, so a half episode is
-never returned.
+``distrl play`` uses it; learned policies run through :class:`~distrl.runtime.worker.Worker`,
+which steps many devices in lockstep and shares :func:`finished_trajectory`. A
+:class:`~distrl.envs.protocol.DeviceFault` is not caught here: the caller restarts the device and
+drops the partial episode, so a half episode is never returned.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 import uuid
 
 from distrl.agents.base import Agent
+from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
 from distrl.envs.protocol import DeviceEnv
@@ -46,6 +48,19 @@ def run_episode(
         )
         success = bool(info.get("success", reward > 0))
         observation = next_observation
+    return finished_trajectory(task, steps, success, worker_id, device_id, started, observation)
+
+
+def finished_trajectory(
+    task: Task,
+    steps: list[Step],
+    success: bool,
+    worker_id: str,
+    device_id: str,
+    started_at: float,
+    final_observation: Observation,
+) -> Trajectory:
+    """A finished episode under a fresh id, stamped with the time it ended."""
     return Trajectory(
         task=task,
         steps=steps,
@@ -53,7 +68,7 @@ def run_episode(
         worker_id=worker_id,
         device_id=device_id,
         trajectory_id=uuid.uuid4().hex,
-        started_at=started,
+        started_at=started_at,
         finished_at=time.time(),
-        final_observation=observation,
+        final_observation=final_observation,
     )

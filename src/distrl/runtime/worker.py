@@ -10,7 +10,6 @@ never returned.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
 from distrl.envs.protocol import DeviceEnv, DeviceFault
 from distrl.policies.base import Policy
+from distrl.runtime.rollout import finished_trajectory
 
 MAX_RESET_ATTEMPTS = 5
 
@@ -129,14 +129,13 @@ class Worker:
 
     def _finish(self, episode: _Episode, success: bool, index: int) -> Trajectory:
         self.stats.episodes += 1
-        return Trajectory(
-            task=episode.task,
-            steps=episode.steps,
-            success=success,
-            worker_id=self.worker_id,
-            device_id=getattr(self.devices[index], "device_id", f"device-{index}"),
-            trajectory_id=uuid.uuid4().hex,
-            started_at=episode.started_at,
-            finished_at=time.time(),
-            final_observation=episode.observation,
+        device_id = getattr(self.devices[index], "device_id", f"device-{index}")
+        return finished_trajectory(
+            episode.task,
+            episode.steps,
+            success,
+            self.worker_id,
+            device_id,
+            episode.started_at,
+            episode.observation,
         )
