@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from distrl.algos.aride import aride_loss_fn
-from distrl.algos.rewards import RewardShaping
+from distrl.algos.registry import build_algorithm
 from distrl.cli.main import main
-from distrl.config.schema import ARideConfig
+from distrl.config.schema import RunConfig
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
@@ -35,8 +34,7 @@ def _worker(policy: SmallPolicy, devices: int = 3) -> Worker:
 def _learner(policy: SmallPolicy, max_staleness: int) -> Learner:
     return Learner(
         policy,
-        aride_loss_fn(ARideConfig()),
-        shaping=RewardShaping(),
+        build_algorithm(RunConfig()),
         window=4,
         batch_size=8,
         lr=1e-3,

@@ -28,8 +28,8 @@ import torch
 
 from distrl.algos.returns import dper_priority, retrace_targets
 from distrl.algos.step_window import StepWindow
+from distrl.algos.window_batch import bootstrap_values, score_windows
 from distrl.config.schema import ARideConfig
-from distrl.core.observation import Observation
 from distrl.policies.base import Policy
 
 
@@ -47,28 +47,6 @@ class ARideLoss:
     priorities: torch.Tensor
 
 
-def _padded(rows: Sequence[Sequence[float]], length: int) -> torch.Tensor:
-    """Rows of unequal length as a ``[B, length]`` float tensor padded with zeros."""
-    out = torch.zeros(len(rows), length, dtype=torch.float32)
-    for index, row in enumerate(rows):
-        out[index, : len(row)] = torch.tensor(row, dtype=torch.float32)
-    return out
-
-
-@torch.no_grad()
-def bootstrap_values(policy: Policy, windows: Sequence[StepWindow]) -> torch.Tensor:
-    """V(s_T) of the state after each window (NaN where the episode ended inside it)."""
-    values = torch.full((len(windows),), float("nan"))
-    present: list[tuple[int, Observation]] = [
-        (i, w.bootstrap_observation)
-        for i, w in enumerate(windows)
-        if w.bootstrap_observation is not None
-    ]
-    if present:
-        values[[i for i, _ in present]] = policy.value([obs for _, obs in present]).float()
-    return values
-
-
 def aride_loss(
     policy: Policy,
     windows: Sequence[StepWindow],
@@ -76,36 +54,24 @@ def aride_loss(
     config: ARideConfig,
 ) -> ARideLoss:
     """The A-RIDE loss of one batch of windows (see the module docstring for the maths)."""
-    batch, length = len(windows), max(len(w) for w in windows)
-    mask = _padded([[1.0] * len(w) for w in windows], length)
-    valid = mask.bool()
-
-    # 1. pi's log-probs, entropies and values on the stored steps, scattered into [B, T].
-    observations = [obs for w in windows for obs in w.observations]
-    actions = [action for w in windows for action in w.actions]
-    evaluation = policy.evaluate(observations, actions)
-    logp = torch.zeros(batch, length).masked_scatter(valid, evaluation.logprobs)
-    entropy = torch.zeros(batch, length).masked_scatter(valid, evaluation.entropies)
-    values = torch.zeros(batch, length).masked_scatter(valid, evaluation.values)
-    representable = torch.zeros(batch, length).masked_scatter(
-        valid, evaluation.representable.float()
-    )
+    # 1. pi's log-probs, entropies and values on the stored steps, as [B, T] rows.
+    scored = score_windows(policy, windows)
+    mask, valid, logp = scored.mask, scored.valid, scored.logprobs
+    entropy, values, representable = scored.entropies, scored.values, scored.representable
 
     # 2. rho_t = pi / mu; NaN behaviour log-probs (scripted demos) count as on-policy.
-    behaviour = _padded([w.behaviour_logprobs for w in windows], length)
+    behaviour = scored.behaviour_logprobs
     log_ratio = (logp.detach() - behaviour).clamp(max=config.max_log_ratio)
     log_ratio = torch.where(torch.isnan(behaviour) | ~valid, torch.zeros_like(log_ratio), log_ratio)
     rho = log_ratio.exp()
 
     # 3. Retrace targets, TD errors and advantages.
-    rewards = _padded([w.rewards for w in windows], length)
-    dones = _padded([[float(d) for d in w.dones] for w in windows], length)
     retrace = retrace_targets(
-        rewards,
+        scored.rewards,
         values.detach(),
         bootstrap_values(policy, windows),
         rho,
-        dones,
+        scored.dones,
         mask,
         gamma=config.gamma,
         lam=config.lam,
@@ -115,7 +81,7 @@ def aride_loss(
 
     # 4. Loss terms, each step weighted by its window's importance weight.
     step_weight = importance_weights.float().unsqueeze(1) * mask
-    steps = mask.sum()
+    steps = scored.steps
     value_loss = (step_weight * (values - retrace.targets) ** 2).sum() / steps
     advantage = retrace.advantages
     if config.normalize_advantages:
@@ -137,7 +103,7 @@ def aride_loss(
     else:
         policy_weight = rho.clamp(max=config.rho_bar) * advantage * representable
         policy_loss = -(step_weight * policy_weight * logp).sum() / steps
-    mean_entropy = (entropy * mask).sum() / steps
+    mean_entropy = scored.step_mean(entropy)
     total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
 
     # 5. Fresh priorities for the replay.

@@ -34,6 +34,10 @@ class StepWindow:
     #: The observation after the last step, when the episode continues past the window.
     bootstrap_observation: Observation | None
     trajectory_success: bool
+    #: Steps in the whole episode, so Monte-Carlo targets (DigiRL) know how far the end is.
+    episode_length: int
+    #: The episode's first observation: DigiRL's curriculum scores tasks by V(instruction, s0).
+    first_observation: Observation
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -77,6 +81,8 @@ def cut_windows(
                 policy_versions=tuple(int(step.policy_version) for step in chunk),
                 bootstrap_observation=bootstrap,
                 trajectory_success=trajectory.success,
+                episode_length=len(steps),
+                first_observation=steps[0].observation,
             )
         )
     return out

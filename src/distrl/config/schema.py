@@ -227,10 +227,36 @@ class ARideConfig(ConfigSection):
     window: int = Field(default=8, ge=1, description="Steps per replay window (Retrace n).")
 
 
+class DigiRLConfig(ConfigSection):
+    """The DigiRL baseline's constants (DESIGN.md section 7): MC critics, curriculum, AWR filter."""
+
+    gamma: float = Field(default=0.95, gt=0, le=1, description="Discount of the MC success target.")
+    lam: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Advantage mix: lam^k * R + (1 - lam^k) * one-step TD, k steps before the end.",
+    )
+    advantage_threshold: float = Field(
+        default=0.0, description="Actor trains on steps whose advantage exceeds this."
+    )
+    top_fraction: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Curriculum: fraction of each batch's windows, ranked by R - V(instruction, "
+        "s0), that trains the actor.",
+    )
+    value_coef: float = Field(default=0.5, ge=0, description="Weight of the two critic losses.")
+
+
 class TrainConfig(ConfigSection):
     """Online training (``distrl train``): devices, budget, learner and evaluation settings."""
 
-    algo: Literal["aride"] = Field(default="aride", description="Learning algorithm.")
+    algo: Literal["aride", "digirl", "fbc"] = Field(
+        default="aride",
+        description="aride (ours), digirl (DigiRL baseline) or fbc (filtered behaviour cloning).",
+    )
     runtime: Literal["serial"] = Field(
         default="serial", description="serial: worker, replay and learner in one process."
     )
@@ -278,4 +304,7 @@ class RunConfig(ConfigSection):
     train: TrainConfig = Field(default_factory=TrainConfig, description="Online training.")
     aride: ARideConfig = Field(
         default_factory=ARideConfig, description="A-RIDE algorithm constants."
+    )
+    digirl: DigiRLConfig = Field(
+        default_factory=DigiRLConfig, description="DigiRL baseline constants."
     )

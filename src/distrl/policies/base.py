@@ -107,6 +107,11 @@ class Policy(Protocol):
         """Step critic V(s), ``[B]``, differentiable (bootstrap values for Retrace windows)."""
         ...
 
+    def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
+        """Instruction-level critic V(instruction, s0) as an unbounded score (a logit),
+        ``[B]``, differentiable: DigiRL's curriculum ranks episodes by R - V."""
+        ...
+
     def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]:
         """What the learner's optimiser updates."""
         ...

@@ -10,23 +10,17 @@ used.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from distrl.algos.rewards import RewardShaping
+from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.trajectory import Trajectory
 from distrl.policies.base import Policy
-from distrl.replay import PrioritizedSampler, ReplayBuffer, RingStorage
-
-#: An algorithm's loss: (policy, windows, importance weights) -> (loss, priorities, metrics).
-LossFn = Callable[
-    [Policy, Sequence[StepWindow], torch.Tensor],
-    tuple[torch.Tensor, torch.Tensor, dict[str, float]],
-]
+from distrl.replay import PrioritizedSampler, ReplayBuffer, RingStorage, UniformSampler
 
 
 @dataclass
@@ -35,15 +29,16 @@ class LearnerCounters:
     windows_added: int = 0
     stale_dropped: int = 0
     trajectories: int = 0
+    #: Trajectories the algorithm did not admit (filtered BC: the failures).
+    not_admitted: int = 0
 
 
 class Learner:
     def __init__(
         self,
         policy: Policy,
-        loss_fn: LossFn,
+        algorithm: Algorithm,
         *,
-        shaping: RewardShaping,
         window: int,
         batch_size: int,
         lr: float,
@@ -53,17 +48,19 @@ class Learner:
         seed: int = 0,
     ):
         self.policy = policy
-        self.loss_fn = loss_fn
-        self.shaping = shaping
+        self.algorithm = algorithm
         self.window = window
         self.batch_size = batch_size
         self.grad_clip = grad_clip
         self.max_staleness = max_staleness
         parameters = [p for p in policy.parameters() if p.requires_grad]
         self.optimizer = torch.optim.Adam(parameters, lr=lr)
-        self.replay: ReplayBuffer[StepWindow] = ReplayBuffer(
-            RingStorage(replay_capacity), PrioritizedSampler(replay_capacity)
+        sampler = (
+            PrioritizedSampler(replay_capacity)
+            if algorithm.prioritized
+            else UniformSampler(replay_capacity)
         )
+        self.replay: ReplayBuffer[StepWindow] = ReplayBuffer(RingStorage(replay_capacity), sampler)
         self.rng = np.random.default_rng(seed)
         self.counters = LearnerCounters()
 
@@ -75,11 +72,15 @@ class Learner:
         return self.version - min(window.policy_versions)
 
     def ingest(self, trajectories: Sequence[Trajectory]) -> int:
-        """Cut finished trajectories into windows and add the fresh-enough ones to the replay."""
+        """Cut finished trajectories the algorithm admits into windows and add the fresh-enough
+        ones to the replay; returns the number of windows added."""
         added = 0
         for trajectory in trajectories:
             self.counters.trajectories += 1
-            for window in cut_windows(trajectory, self.window, self.shaping):
+            if not self.algorithm.admits(trajectory):
+                self.counters.not_admitted += 1
+                continue
+            for window in cut_windows(trajectory, self.window, self.algorithm.shaping):
                 if self.staleness(window) > self.max_staleness:
                     self.counters.stale_dropped += 1
                     continue
@@ -105,7 +106,7 @@ class Learner:
         windows, slots, weights = self._sample()
         if not windows:
             return {"skipped_stale_batch": 1.0}
-        loss, priorities, metrics = self.loss_fn(self.policy, windows, weights)
+        loss, priorities, metrics = self.algorithm.loss_fn(self.policy, windows, weights)
         self.optimizer.zero_grad()
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(

@@ -21,9 +21,8 @@ import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from distrl.algos.aride import aride_loss_fn
 from distrl.algos.bc import behaviour_clone
-from distrl.algos.rewards import RewardShaping
+from distrl.algos.registry import build_algorithm
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
@@ -146,10 +145,7 @@ def train(
     policy = SmallPolicy(SmallPolicyConfig())
     learner = Learner(
         policy,
-        aride_loss_fn(cfg.aride),
-        shaping=RewardShaping(
-            cfg.aride.step_cost, cfg.aride.invalid_penalty, cfg.aride.repeat_penalty
-        ),
+        build_algorithm(cfg),
         window=cfg.aride.window,
         batch_size=cfg.train.batch_size,
         lr=cfg.train.lr,
