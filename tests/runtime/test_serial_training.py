@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from distrl.algos.registry import build_algorithm
 from distrl.cli.main import main
@@ -100,10 +101,101 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     run_dir = Path(first["run_dir"])
     assert first["updates"] == 2 and first["curve"][0]["updates"] == 0
     assert (run_dir / "checkpoints" / "latest.pt").exists()
-    assert any((run_dir / "tensorboard").iterdir())
+    events = EventAccumulator(str(run_dir / "tensorboard"))
+    events.Reload()
+    logged = set(events.Tags()["scalars"])
+    expected = {
+        "eval/success_greedy",
+        "eval/success_sampled",
+        "collect/success",
+        "collect/return",
+        "collect/env_steps_per_s",
+        "replay/stale_dropped",
+        "learner/policy_loss",
+        "learner/value_loss",
+        "learner/entropy",
+        "learner/staleness_mean",
+        "learner/priority_mean",
+        "learner/updates_per_s",
+    }
+    assert expected <= logged, expected - logged
     stored = TrajectoryStore(run_dir / "trajectories").count()
     assert stored == first["episodes"]
     assert main(["train", "--resume", str(run_dir), "--updates", "4", *common[2:]]) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["run_dir"] == str(run_dir) and second["updates"] == 4
     assert TrajectoryStore(run_dir / "trajectories").count() == second["episodes"] > stored
+    # The refill of the replay on resume must not count the stored trajectories twice.
+    state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
+    assert state["learner"]["counters"]["trajectories"] == second["episodes"]
+
+
+SMALL_RUN = [
+    "train.devices=2",
+    "train.episodes_per_round=2",
+    "train.updates_per_round=1",
+    "train.min_replay=4",
+    "train.batch_size=4",
+    "train.eval_episodes=4",
+    "train.bc_steps=3",
+]
+
+
+@pytest.mark.parametrize("algo", ["digirl", "fbc"])
+def test_baselines_train_and_their_policy_evaluates(
+    algo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # fbc admits successes only, so its replay needs a warm start good enough to succeed.
+    args = ["train", "--updates", "2", "--run-root", str(tmp_path), "--json", *SMALL_RUN]
+    assert main([*args, f"train.algo={algo}", "train.warm_start_episodes=6"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["updates"] == 2
+    run_dir = summary["run_dir"]
+    assert (
+        main(["eval", "--checkpoint", run_dir, "--split", "test", "--episodes", "4", "--json"]) == 0
+    )
+    evaluation = json.loads(capsys.readouterr().out)
+    assert evaluation["episodes"] == 4 and evaluation["split"] == "test"
+    assert 0.0 <= evaluation["success_rate"] <= 1.0
+    assert evaluation["policy_version"] == 2  # the policy the learner had after two updates
+
+
+def test_collect_demos_then_warm_start_from_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "collect-demos",
+                "--episodes",
+                "5",
+                "--noise",
+                "0.1",
+                "--run-root",
+                str(tmp_path),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    demos = json.loads(capsys.readouterr().out)
+    assert demos["episodes"] == 5 and Path(demos["run_dir"]).name.startswith("demos-")
+    config = (Path(demos["run_dir"]) / "config.yaml").read_text()
+    assert "policy: noisy" in config and "noise: 0.1" in config
+    args = ["train", "--updates", "1", "--run-root", str(tmp_path), "--json", *SMALL_RUN]
+    assert main([*args, f"train.demos={demos['run_dir']}"]) == 0
+    run_dir = Path(json.loads(capsys.readouterr().out)["run_dir"])
+    assert not (run_dir / "demos").exists()  # cloned from the given folder, none collected
+
+
+def test_eval_and_demos_input_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    not_a_policy = tmp_path / "x.pt"
+    not_a_policy.write_bytes(b"junk")
+    assert main(["eval", "--checkpoint", str(not_a_policy)]) == 2
+    assert "x.pt: cannot be read" in capsys.readouterr().err
+    assert main(["eval", "--checkpoint", str(tmp_path)]) == 2
+    assert "without checkpoints/policy.pt" in capsys.readouterr().err
+    args = ["train", "--updates", "1", "--run-root", str(tmp_path), *SMALL_RUN]
+    assert main([*args, f"train.demos={tmp_path}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a demos run folder" in err

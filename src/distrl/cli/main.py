@@ -85,6 +85,22 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its checkpoint")
     _add_config_arguments(train)
 
+    evaluate = commands.add_parser("eval", help="success of a saved policy on a task split")
+    evaluate.add_argument(
+        "--checkpoint", required=True, help="policy file, or a run folder (its latest policy)"
+    )
+    _add_env_arguments(evaluate)
+    evaluate.add_argument("--episodes", type=int, help="episodes per mode (train.eval_episodes)")
+    _add_config_arguments(evaluate)
+
+    demos = commands.add_parser(
+        "collect-demos", help="noisy-oracle demonstrations for a warm start (Parquet)"
+    )
+    _add_env_arguments(demos)
+    demos.add_argument("--episodes", type=int, help="episodes (train.warm_start_episodes)")
+    demos.add_argument("--noise", type=float, help="random-action rate (train.demo_noise)")
+    _add_config_arguments(demos)
+
     bench = commands.add_parser("bench", help="benchmarks that print figures")
     bench_commands = bench.add_subparsers(
         dest="bench_command", required=True, parser_class=OneLineParser
@@ -111,7 +127,22 @@ _FLAG_TO_KEY = {
     "minutes": "train.minutes",
     "updates": "train.max_updates",
     "devices": "train.devices",
+    "eval_episodes": "train.eval_episodes",
+    "warm_start_episodes": "train.warm_start_episodes",
+    "demo_noise": "train.demo_noise",
 }
+
+
+def _retarget_flags(args: argparse.Namespace) -> None:
+    """Flags whose config key depends on the command: ``--episodes`` of ``eval`` is the
+    evaluation's episode count, of ``collect-demos`` the warm start's; ``--noise`` likewise."""
+    renames = {
+        "eval": {"episodes": "eval_episodes"},
+        "collect-demos": {"episodes": "warm_start_episodes", "noise": "demo_noise"},
+    }
+    for flag, renamed in renames.get(args.command, {}).items():
+        setattr(args, renamed, getattr(args, flag, None))
+        setattr(args, flag, None)
 
 
 def config_overrides(args: argparse.Namespace) -> list[str]:
@@ -136,13 +167,16 @@ def emit_json(payload: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from distrl.cli import bench_cmd, play_cmd, tasks_cmd, train_cmd
+    _retarget_flags(args)
+    from distrl.cli import bench_cmd, demos_cmd, eval_cmd, play_cmd, tasks_cmd, train_cmd
 
     handlers: dict[str, Callable[[argparse.Namespace, list[str]], int]] = {
         "tasks": tasks_cmd.run,
         "play": play_cmd.run,
         "bench": bench_cmd.run,
         "train": train_cmd.run,
+        "eval": eval_cmd.run,
+        "collect-demos": demos_cmd.run,
     }
     try:
         return handlers[args.command](args, config_overrides(args))

@@ -1,4 +1,4 @@
-"""``distrl play``: scripted agents on PhoneSim with a progress bar and a summary table."""
+"""``distrl play`` and ``collect-demos``: scripted agents, a progress bar, a summary table."""
 
 from __future__ import annotations
 
@@ -11,23 +11,31 @@ from rich.table import Table
 
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
+from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.runtime.play import play, select_tasks
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
-    cfg = load_config(args.preset, overrides)
+    return show(load_config(args.preset, overrides), args.json)
+
+
+def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None = None) -> int:
+    """Play ``cfg`` with a progress bar, then print the summary (a table, or JSON).
+
+    ``command`` names the run folder (``play-...``, ``demos-...``); ``hint`` is a line printed
+    after the table, with ``{run_dir}`` filled in."""
     tasks = select_tasks(cfg)  # bad task input fails here, before any progress output
     err = Console(stderr=True)
     successes = 0
     with Progress(
-        TextColumn("[bold]play[/] {task.fields[policy]} on {task.fields[suite]}"),
+        TextColumn(f"[bold]{command}[/] {{task.fields[policy]}} on {{task.fields[suite]}}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("success {task.fields[rate]}"),
         TimeElapsedColumn(),
         console=err,
-        transient=args.json,
+        transient=as_json,
     ) as progress:
         bar = progress.add_task(
             "play",
@@ -43,16 +51,17 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
             done = progress.tasks[bar].completed + 1
             progress.update(bar, advance=1, rate=f"{successes / done:.2f}")
 
-        result = play(cfg, tasks, on_episode=advance)
+        result = play(cfg, tasks, on_episode=advance, command=command)
     summary = result.summary()
-    if args.json:
+    if as_json:
         emit_json(summary)
         return 0
     out = Console(file=sys.stdout)
+    suite = cfg.env.task_file or cfg.env.suite
     table = Table(
         "template",
         "success",
-        title=f"play: {cfg.play.policy} on {cfg.env.task_file or cfg.env.suite}/{cfg.env.split}",
+        title=f"{command}: {cfg.play.policy} on {suite}/{cfg.env.split}",
     )
     for name, rate in summary["per_template"].items():  # type: ignore[union-attr]
         table.add_row(name, f"{rate:.2f}")
@@ -63,4 +72,6 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         f"episodes {result.episodes}, mean steps {summary['mean_steps']}, "
         f"trajectories in {result.run_dir / 'trajectories'}"
     )
+    if hint:
+        out.print(hint.format(run_dir=result.run_dir))
     return 0

@@ -13,7 +13,7 @@ from rich.table import Table
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.errors import InputError
-from distrl.runtime.serial import CHECKPOINT, train
+from distrl.runtime.serial import CHECKPOINT, load_demonstrations, train
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
@@ -24,6 +24,9 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         cfg = load_config(resume / "config.yaml", overrides)
     else:
         cfg = load_config(args.preset, overrides)
+    demonstrations = None
+    if cfg.train.demos and resume is None:
+        demonstrations = load_demonstrations(Path(cfg.train.demos))  # before any progress output
     err = Console(stderr=True)
     with Progress(
         TextColumn(f"[bold]train[/] {cfg.train.algo} on {cfg.env.suite}"),
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
             info = f"loss {metrics['loss']:.3f}" if "loss" in metrics else "filling replay"
             progress.update(bar, completed=min(fraction, 1.0), info=info)
 
-        result = train(cfg, resume=resume, on_progress=advance)
+        result = train(cfg, resume=resume, demonstrations=demonstrations, on_progress=advance)
     summary = result.summary()
     if args.json:
         emit_json(summary)

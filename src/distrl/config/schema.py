@@ -281,6 +281,11 @@ class TrainConfig(ConfigSection):
         default=0, ge=0, description="Noisy-oracle demonstrations to clone before RL (0: none)."
     )
     demo_noise: float = _probability(0.5, "Random-action rate of the demonstrating oracle.")
+    demos: str | None = Field(
+        default=None,
+        description="Warm start from the demonstrations of a `distrl collect-demos` run folder "
+        "instead of collecting them (warm_start_episodes is then ignored).",
+    )
     bc_steps: int = Field(
         default=100, ge=0, description="Behaviour-cloning steps of the warm start."
     )

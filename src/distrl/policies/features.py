@@ -146,12 +146,15 @@ def _stable_hash(token: str, buckets: int) -> int:
 
 
 @lru_cache(maxsize=65536)
-def hashed_tokens(text: str, buckets: int, max_tokens: int) -> tuple[int, ...]:
-    """Hashed ids of ``text``'s lower-cased words, then of their boundary-marked character
-    trigrams, at most ``max_tokens``. Words come first so a long text keeps all of them."""
+def hashed_tokens(
+    text: str, buckets: int, max_tokens: int, char_trigrams: bool = True
+) -> tuple[int, ...]:
+    """Hashed ids of ``text``'s lower-cased words, then (``char_trigrams``) of their
+    boundary-marked character trigrams, at most ``max_tokens``. Words come first so a long text
+    keeps all of them."""
     words = _WORD_RE.findall(text.lower())
     tokens = [f"w:{word}" for word in words]
-    for word in words:
+    for word in words if char_trigrams else ():
         marked = f"<{word}>"
         tokens.extend(f"c:{marked[i : i + 3]}" for i in range(len(marked) - 2))
     return tuple(_stable_hash(token, buckets) for token in tokens[:max_tokens])
@@ -225,6 +228,7 @@ class ObservationFeaturizer:
         max_elements: int = 128,
         max_candidates: int = DEFAULT_MAX_CANDIDATES,
         horizon_scale: float = 20.0,
+        char_trigrams: bool = True,
     ):
         if hash_buckets < 2 or kind_buckets < 2:
             raise ValueError("hash_buckets and kind_buckets must be at least 2 (0 is padding)")
@@ -235,12 +239,13 @@ class ObservationFeaturizer:
         self.max_elements = max_elements
         self.max_candidates = max_candidates
         self.horizon_scale = horizon_scale
+        self.char_trigrams = char_trigrams
 
     def candidates(self, instruction: str) -> tuple[str, ...]:
         return _cached_candidates(instruction, self.max_candidates)
 
     def tokens(self, text: str) -> tuple[int, ...]:
-        return hashed_tokens(text, self.hash_buckets, self.max_text_tokens)
+        return hashed_tokens(text, self.hash_buckets, self.max_text_tokens, self.char_trigrams)
 
     def _token_matrix(self, texts: Sequence[str]) -> np.ndarray:
         rows = [self.tokens(text) for text in texts]

@@ -96,6 +96,15 @@ class SmallPolicyConfig(ConfigSection):
     max_text_tokens: int = Field(
         default=48, ge=1, le=512, description="Hashed tokens kept per text (words first)."
     )
+    text_init_std: float | None = Field(
+        default=None,
+        ge=0,
+        description="Init std of the hashed-text embeddings (None: d_model^-0.5). 0 makes a "
+        "token never seen in training contribute nothing, instead of random noise.",
+    )
+    char_trigrams: bool = Field(
+        default=True, description="Hash each word's character trigrams as well as the word."
+    )
     kind_buckets: int = Field(default=32, ge=2, le=4096, description="Hashed element kinds.")
     history: int = Field(default=4, ge=0, le=32, description="Previous action kinds seen.")
     max_elements: int = Field(default=128, ge=1, le=4096, description="Elements kept (last).")
@@ -150,10 +159,10 @@ class _Heads(NamedTuple):
 class _TextBag(nn.Module):
     """Mean of hashed-token embeddings; padding (id 0) is excluded from sum and count."""
 
-    def __init__(self, buckets: int, dim: int):
+    def __init__(self, buckets: int, dim: int, init_std: float | None = None):
         super().__init__()
         self.bag = nn.EmbeddingBag(buckets, dim, mode="sum", padding_idx=0)
-        nn.init.normal_(self.bag.weight, std=dim**-0.5)
+        nn.init.normal_(self.bag.weight, std=dim**-0.5 if init_std is None else init_std)
         with torch.no_grad():
             self.bag.weight[0].zero_()
 
@@ -223,13 +232,14 @@ class SmallPolicy(nn.Module):
             history=cfg.history,
             max_elements=cfg.max_elements,
             max_candidates=cfg.max_candidates,
+            char_trigrams=cfg.char_trigrams,
         )
         dim = cfg.d_model
         # Weight initialisation is part of the config (init_seed), not of the caller's global
         # RNG, so two workers building the same config hold the same weights before any sync.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.init_seed)
-            self.text = _TextBag(cfg.hash_buckets, dim)
+            self.text = _TextBag(cfg.hash_buckets, dim, cfg.text_init_std)
             self.element_kind = nn.Embedding(cfg.kind_buckets, dim)
             self.element_proj = nn.Linear(ELEMENT_FEATURES, dim)
             self.candidate_proj = nn.Linear(CANDIDATE_FEATURES, dim)
@@ -248,7 +258,7 @@ class SmallPolicy(nn.Module):
             self.pointer_key = nn.Linear(dim, dim)
             self.value_head = _mlp(dim, dim, 1)
             tdim = cfg.trajectory_value_dim
-            self.trajectory_text = _TextBag(cfg.hash_buckets, tdim)
+            self.trajectory_text = _TextBag(cfg.hash_buckets, tdim, cfg.text_init_std)
             self.trajectory_head = _mlp(2 * tdim + ELEMENT_FEATURES, tdim, 1)
 
     # -- features -----------------------------------------------------------------------------

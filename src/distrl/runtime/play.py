@@ -73,6 +73,7 @@ def play(
     cfg: RunConfig,
     tasks: list[Task] | None = None,
     on_episode: Callable[[Trajectory], None] | None = None,
+    command: str = "play",
 ) -> PlayResult:
     """Play ``cfg.play.episodes`` episodes, cycling through ``tasks`` (default: the config's
     selection) in a seeded order, storing every finished trajectory before counting it.
@@ -85,7 +86,7 @@ def play(
     order = rng.permutation(len(tasks))
     env = PhoneSimEnv(cfg.env.phonesim, seed=cfg.seed, device_id="phonesim-0")
     agent = make_agent(cfg, env, rng)
-    run_dir = create_run_dir(cfg, "play")
+    run_dir = create_run_dir(cfg, command)
     store = TrajectoryStore(run_dir / "trajectories", save_screens=cfg.play.save_screens)
     result = PlayResult(run_dir, 0, 0)
     for episode in range(cfg.play.episodes):

@@ -23,13 +23,15 @@ from torch.utils.tensorboard import SummaryWriter
 
 from distrl.algos.bc import behaviour_clone
 from distrl.algos.registry import build_algorithm
+from distrl.algos.rewards import shaped_rewards
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
-from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.errors import InputError
 from distrl.policies.base import Policy
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.runtime.evaluation import TaskSampler, evaluate, phonesim_devices
 from distrl.runtime.learner import Learner
 from distrl.runtime.play import play
 from distrl.runtime.run_dir import create_run_dir, write_summary
@@ -37,6 +39,7 @@ from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
 
 CHECKPOINT = "checkpoints/latest.pt"
+POLICY_CHECKPOINT = "checkpoints/policy.pt"
 
 
 @dataclass
@@ -58,54 +61,42 @@ class TrainResult:
         }
 
 
-def _devices(cfg: RunConfig, count: int, offset: int) -> list[PhoneSimEnv]:
-    return [
-        PhoneSimEnv(
-            cfg.env.phonesim,
-            seed=cfg.seed * 10_007 + offset + i,
-            device_id=f"phonesim-{offset + i}",
-        )
-        for i in range(count)
-    ]
-
-
-def _task_cycle(tasks: list[Task], seed: int) -> Callable[[], Task]:
-    rng = np.random.default_rng(seed)
-
-    def next_task() -> Task:
-        return tasks[int(rng.integers(len(tasks)))]
-
-    return next_task
-
-
-def evaluate(
-    policy: Policy, cfg: RunConfig, tasks: list[Task], episodes: int, greedy: bool
-) -> float:
-    """Success rate of ``policy`` on ``episodes`` episodes drawn from ``tasks``."""
-    worker = Worker(
-        _devices(cfg, min(cfg.train.devices, episodes), offset=50_000),
-        copy.deepcopy(policy),
-        _task_cycle(tasks, cfg.seed + 17),
-        worker_id="eval",
-        seed=cfg.seed + 17,
-        greedy=greedy,
-    )
-    trajectories = worker.collect(episodes)[:episodes]
-    return float(np.mean([t.success for t in trajectories]))
-
-
-def warm_start(policy: Policy, cfg: RunConfig, tasks: list[Task], run_dir: Path) -> list[float]:
-    """Clone noisy-oracle demonstrations into ``policy`` (DigiRL/DistRL start from a weak agent).
-
-    The demonstrations are stored under ``run_dir/demos`` like any play run; cloning uses them
-    in memory, screenshots included."""
+def demonstration_config(cfg: RunConfig) -> RunConfig:
+    """The play config that collects ``cfg``'s warm-start demonstrations (noisy oracle)."""
     demo_cfg = cfg.model_copy(deep=True)
     demo_cfg.play.policy = "noisy"
     demo_cfg.play.noise = cfg.train.demo_noise
     demo_cfg.play.episodes = cfg.train.warm_start_episodes
-    demo_cfg.run_root, demo_cfg.run_name = str(run_dir), "demos"
-    demonstrations: list[Trajectory] = []
-    play(demo_cfg, tasks, on_episode=demonstrations.append)
+    return demo_cfg
+
+
+def load_demonstrations(folder: Path) -> list[Trajectory]:
+    """The trajectories of a ``distrl collect-demos`` (or ``play``) run folder."""
+    store_dir = folder / "trajectories"
+    if not store_dir.is_dir():
+        raise InputError(f"train.demos={folder}: no trajectories/ folder (not a demos run folder)")
+    demonstrations = TrajectoryStore(store_dir).load()
+    if not any(t.success for t in demonstrations):
+        raise InputError(f"train.demos={folder}: no successful demonstration to clone")
+    return demonstrations
+
+
+def warm_start(
+    policy: Policy,
+    cfg: RunConfig,
+    tasks: list[Task],
+    run_dir: Path,
+    demonstrations: list[Trajectory] | None = None,
+) -> list[float]:
+    """Clone noisy-oracle demonstrations into ``policy`` (DigiRL/DistRL start from a weak agent).
+
+    Uses ``demonstrations`` when given, else collects them now and stores them under
+    ``run_dir/demos`` like any play run; cloning uses them in memory."""
+    if demonstrations is None:
+        demo_cfg = demonstration_config(cfg)
+        demo_cfg.run_root, demo_cfg.run_name = str(run_dir), "demos"
+        demonstrations = []
+        play(demo_cfg, tasks, on_episode=demonstrations.append, command="demos")
     return behaviour_clone(
         policy,
         demonstrations,
@@ -116,7 +107,27 @@ def warm_start(policy: Policy, cfg: RunConfig, tasks: list[Task], run_dir: Path)
     )
 
 
-def _save_checkpoint(run_dir: Path, learner: Learner, result: TrainResult, elapsed: float) -> None:
+def _log_collection(
+    writer: SummaryWriter, learner: Learner, trajectories: list[Trajectory], seconds: float
+) -> None:
+    """TensorBoard scalars of one collection round, stepped by the learner's update count."""
+    step = learner.counters.updates
+    shaping = learner.algorithm.shaping
+    returns = [sum(shaped_rewards(t, shaping)) for t in trajectories]
+    env_steps = sum(len(t) for t in trajectories)
+    writer.add_scalar("collect/success", np.mean([t.success for t in trajectories]), step)
+    writer.add_scalar("collect/return", np.mean(returns), step)
+    writer.add_scalar("collect/episode_steps", env_steps / len(trajectories), step)
+    writer.add_scalar("collect/env_steps_per_s", env_steps / max(seconds, 1e-9), step)
+    writer.add_scalar("replay/windows", len(learner.replay), step)
+    writer.add_scalar("replay/stale_dropped", learner.counters.stale_dropped, step)
+
+
+def _save_checkpoint(
+    run_dir: Path, learner: Learner, worker: Worker, result: TrainResult, elapsed: float
+) -> None:
+    """Everything a resumed run needs (learner, counters, every RNG), written atomically, plus
+    the policy alone (``checkpoints/policy.pt``) for ``distrl eval``."""
     path = run_dir / CHECKPOINT
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
@@ -126,18 +137,30 @@ def _save_checkpoint(run_dir: Path, learner: Learner, result: TrainResult, elaps
             "elapsed": elapsed,
             "curve": result.curve,
             "episodes": result.episodes,
+            "worker_generator": worker.generator.get_state(),
+            "task_sampler": worker.next_task.rng.bit_generator.state,  # type: ignore[attr-defined]
+            "torch_rng": torch.get_rng_state(),
         },
         temporary,
     )
     os.replace(temporary, path)
+    policy_path = run_dir / POLICY_CHECKPOINT
+    learner.policy.save(policy_path.with_suffix(".tmp"))
+    os.replace(policy_path.with_suffix(".tmp"), policy_path)
 
 
 def train(
     cfg: RunConfig,
     resume: Path | None = None,
+    demonstrations: list[Trajectory] | None = None,
     on_progress: Callable[[float, dict[str, float]], None] | None = None,
 ) -> TrainResult:
-    """Train for ``cfg.train.minutes`` of wall-clock time (or ``max_updates``)."""
+    """Train for ``cfg.train.minutes`` of wall-clock time (or ``max_updates``).
+
+    The warm start clones ``demonstrations`` if given, else those of ``cfg.train.demos``, else
+    freshly collected ones (``cfg.train.warm_start_episodes``; 0 means no warm start)."""
+    if demonstrations is None and cfg.train.demos and resume is None:
+        demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     torch.manual_seed(cfg.seed)
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")
     train_tasks = load_suite(cfg.env.suite, "train")
@@ -154,23 +177,29 @@ def train(
         max_staleness=cfg.train.max_staleness,
         seed=cfg.seed,
     )
-    if resume is None and cfg.train.warm_start_episodes > 0:
-        warm_start(policy, cfg, train_tasks, run_dir)
+    if resume is None and (demonstrations or cfg.train.warm_start_episodes > 0):
+        warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
     store = TrajectoryStore(run_dir / "trajectories", save_screens=False)
     result = TrainResult(run_dir)
     elapsed_before = 0.0
+    worker = Worker(
+        phonesim_devices(cfg, cfg.train.devices, offset=0),
+        copy.deepcopy(policy),
+        TaskSampler(train_tasks, cfg.seed),
+        seed=cfg.seed,
+    )
     if resume is not None:
         state = torch.load(run_dir / CHECKPOINT, weights_only=True)
+        # Refill the replay from the store first (the store is the record of what was
+        # collected), then restore the learner, so its counters are the checkpoint's, not
+        # inflated by the refill.
+        learner.ingest(store.load()[-cfg.train.replay_capacity :])
         learner.load_state_dict(state["learner"])
         result.curve, result.episodes = state["curve"], state["episodes"]
         elapsed_before = state["elapsed"]
-        learner.ingest(store.load()[-cfg.train.replay_capacity :])
-    worker = Worker(
-        _devices(cfg, cfg.train.devices, offset=0),
-        copy.deepcopy(policy),
-        _task_cycle(train_tasks, cfg.seed),
-        seed=cfg.seed,
-    )
+        worker.generator.set_state(state["worker_generator"])
+        worker.next_task.rng.bit_generator.state = state["task_sampler"]
+        torch.set_rng_state(state["torch_rng"])
     worker.set_weights(*learner.weights())
     writer = SummaryWriter(str(run_dir / "tensorboard"))
     started = time.monotonic() - elapsed_before
@@ -183,8 +212,9 @@ def train(
     next_checkpoint = elapsed_before + cfg.train.checkpoint_every_minutes * 60
 
     def record_eval(elapsed: float) -> None:
-        greedy = evaluate(learner.policy, cfg, test_tasks, cfg.train.eval_episodes, True)
-        sampled = evaluate(learner.policy, cfg, test_tasks, cfg.train.eval_episodes, False)
+        episodes = cfg.train.eval_episodes
+        greedy = evaluate(learner.policy, cfg, test_tasks, episodes, True).success_rate
+        sampled = evaluate(learner.policy, cfg, test_tasks, episodes, False).success_rate
         point = {
             "minutes": elapsed / 60,
             "success": greedy,
@@ -205,27 +235,33 @@ def train(
         )
         if elapsed >= budget or done_by_updates:
             break
+        collect_started = time.monotonic()
         trajectories = worker.collect(cfg.train.episodes_per_round)
+        collect_seconds = time.monotonic() - collect_started
         store.append(trajectories)  # stored before they count as collected
         result.episodes += len(trajectories)
         learner.ingest(trajectories)
-        writer.add_scalar(
-            "collect/success", np.mean([t.success for t in trajectories]), learner.counters.updates
-        )
+        _log_collection(writer, learner, trajectories, collect_seconds)
         metrics: dict[str, float] = {}
         if len(learner.replay) >= cfg.train.min_replay:
+            update_started = time.monotonic()
             for _ in range(cfg.train.updates_per_round):
                 metrics = learner.update()
                 for key, value in metrics.items():
                     writer.add_scalar(f"learner/{key}", value, learner.counters.updates)
+            writer.add_scalar(
+                "learner/updates_per_s",
+                cfg.train.updates_per_round / max(time.monotonic() - update_started, 1e-9),
+                learner.counters.updates,
+            )
             worker.set_weights(*learner.weights())
         if on_progress is not None:
             on_progress(elapsed / budget, metrics)
         if elapsed >= next_checkpoint:
-            _save_checkpoint(run_dir, learner, result, elapsed)
+            _save_checkpoint(run_dir, learner, worker, result, elapsed)
             next_checkpoint = elapsed + cfg.train.checkpoint_every_minutes * 60
     result.updates = learner.counters.updates
-    _save_checkpoint(run_dir, learner, result, time.monotonic() - started)
+    _save_checkpoint(run_dir, learner, worker, result, time.monotonic() - started)
     writer.close()
     summary = result.summary()
     write_summary(run_dir, summary)

@@ -1,0 +1,60 @@
+"""``distrl eval``: success of a saved policy on a task split, greedy and sampled."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from distrl.cli.main import emit_json
+from distrl.config.loader import load_config
+from distrl.errors import InputError
+from distrl.policies.base import load_policy
+from distrl.runtime.evaluation import evaluate
+from distrl.runtime.play import select_tasks
+from distrl.runtime.serial import POLICY_CHECKPOINT
+
+
+def _policy_path(checkpoint: str) -> Path:
+    """A policy file, or a run folder whose latest policy checkpoint is meant."""
+    path = Path(checkpoint)
+    if path.is_dir():
+        if not (path / POLICY_CHECKPOINT).exists():
+            raise InputError(f"--checkpoint {path}: a folder without {POLICY_CHECKPOINT}")
+        return path / POLICY_CHECKPOINT
+    return path
+
+
+def run(args: argparse.Namespace, overrides: list[str]) -> int:
+    cfg = load_config(args.preset, overrides)
+    tasks = select_tasks(cfg)
+    policy = load_policy(_policy_path(args.checkpoint))
+    episodes = cfg.train.eval_episodes
+    with Console(stderr=True).status(f"evaluating on {episodes} episodes (greedy, then sampled)"):
+        greedy = evaluate(policy, cfg, tasks, episodes, greedy=True)
+        sampled = evaluate(policy, cfg, tasks, episodes, greedy=False)
+    summary = {
+        "success_rate": round(greedy.success_rate, 4),
+        "sampled_success_rate": round(sampled.success_rate, 4),
+        "episodes": greedy.episodes,
+        "mean_steps": round(greedy.mean_steps, 3),
+        "per_template": {k: round(v, 4) for k, v in greedy.per_template.items()},
+        "suite": cfg.env.task_file or cfg.env.suite,
+        "split": cfg.env.split,
+        "policy_version": policy.version,
+    }
+    if args.json:
+        emit_json(summary)
+        return 0
+    table = Table("template", "success (greedy)", title=f"eval: {args.checkpoint}")
+    for name, rate in greedy.per_template.items():
+        table.add_row(name, f"{rate:.2f}")
+    table.add_section()
+    table.add_row("[bold]all[/]", f"[bold]{greedy.success_rate:.3f}[/]")
+    out = Console(file=sys.stdout)
+    out.print(table)
+    out.print(f"sampled success {sampled.success_rate:.3f} over {sampled.episodes} episodes")
+    return 0
