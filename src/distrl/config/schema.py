@@ -201,7 +201,7 @@ class ARideConfig(ConfigSection):
     entropy_coef: float = Field(default=0.01, ge=0, description="beta: entropy bonus weight.")
     value_coef: float = Field(default=0.5, ge=0, description="Weight of the critic loss.")
     policy_objective: Literal["truncated_is", "ppo_clip"] = Field(
-        default="truncated_is",
+        default="ppo_clip",
         description="truncated_is: -min(rho_bar, rho) A log pi (DESIGN); ppo_clip: PPO's clipped "
         "surrogate on the same ratio, which stops the policy running away from the data.",
     )

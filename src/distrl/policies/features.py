@@ -102,8 +102,14 @@ _SIMPLE_KINDS = {
 ELEMENT_FEATURES = 19
 #: Per-candidate numeric features: rank, word count, quoted, in focused field, focused field is a
 #: prefix of it, on screen, last typed, has digits, has a dot, starts upper-case, position in the
-#: instruction.
-CANDIDATE_FEATURES = 11
+#: instruction, share of its words capitalised, all its words capitalised (a name), a whole word
+#: span of the instruction's words (not cut mid-phrase at punctuation).
+CANDIDATE_FEATURES = 14
+#: Per-instruction-word features: relative position, capitalised, has digits, inside quotes,
+#: shown on screen (in some element's text).
+WORD_FEATURES = 5
+#: Instruction words kept as tokens (the first ones).
+MAX_INSTRUCTION_WORDS = 24
 #: Per-observation features: steps so far, keyboard/field focused, element count, candidate count.
 GLOBAL_FEATURES = 4
 
@@ -164,6 +170,20 @@ def _words(text: str) -> set[str]:
     return set(_WORD_RE.findall(text.lower()))
 
 
+_QUOTED_RE = re.compile(r"\"[^\"]*\"|'[^']*'|\u201c[^\u201d]*\u201d")
+
+
+def _ends_at_boundary(text: str, end: int) -> bool:
+    """Whether a span of ``text`` ending at ``end`` ends a clause: at the end, or before
+    punctuation or a closing quote (a name before "," or a phrase before "?")."""
+    return end >= len(text) or text[end] in ",.;:!?\"'\u201d)"
+
+
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of quoted passages (straight or curly double quotes, single quotes)."""
+    return [m.span() for m in _QUOTED_RE.finditer(text)]
+
+
 @dataclass
 class ObservationFeatures:
     """One observation's features (numpy), before padding.
@@ -174,6 +194,8 @@ class ObservationFeatures:
     """
 
     instruction_tokens: np.ndarray  # [L] int64
+    word_tokens: np.ndarray  # [W, L] int64: each instruction word's hashed word + trigram ids
+    word_features: np.ndarray  # [W, WORD_FEATURES] float32
     history: np.ndarray  # [K] int64, oldest first, HISTORY_PAD before the episode start
     global_features: np.ndarray  # [GLOBAL_FEATURES] float32
     element_tokens: np.ndarray  # [E, L] int64
@@ -195,6 +217,9 @@ class FeatureBatch:
     """
 
     instruction_tokens: torch.Tensor  # [B, L]
+    word_tokens: torch.Tensor  # [B, W, L]
+    word_features: torch.Tensor  # [B, W, WORD_FEATURES]
+    word_mask: torch.Tensor  # [B, W]
     history: torch.Tensor  # [B, K]
     global_features: torch.Tensor  # [B, G]
     element_tokens: torch.Tensor  # [B, E, L]
@@ -323,6 +348,8 @@ class ObservationFeaturizer:
         candidate_features = np.zeros((len(candidates), CANDIDATE_FEATURES), dtype=np.float32)
         for i, candidate in enumerate(candidates):
             where = instruction.find(candidate)
+            words = candidate.split()
+            capitalised = sum(word[:1].isupper() for word in words)
             candidate_features[i] = (
                 i / 64.0,
                 len(candidate.split()) / 8.0,
@@ -339,10 +366,30 @@ class ObservationFeaturizer:
                 float("." in candidate),
                 float(candidate[:1].isupper()),
                 (where / max(1, len(instruction))) if where >= 0 else -1.0,
+                capitalised / max(1, len(words)),
+                float(bool(words) and capitalised == len(words)),
+                float(where >= 0 and _ends_at_boundary(instruction, where + len(candidate))),
+            )
+
+        # -- instruction words ------------------------------------------------------------------
+        word_spans = [m for m in _WORD_RE.finditer(instruction)][:MAX_INSTRUCTION_WORDS]
+        screen_words = set().union(*(_words(e.text) for e in elements)) if elements else set()
+        quoted = _quoted_spans(instruction)
+        word_features = np.zeros((len(word_spans), WORD_FEATURES), dtype=np.float32)
+        for i, match in enumerate(word_spans):
+            word = match.group()
+            word_features[i] = (
+                i / max(1, len(word_spans) - 1),
+                float(word[:1].isupper()),
+                float(any(c.isdigit() for c in word)),
+                float(any(a <= match.start() < b for a, b in quoted)),
+                float(word.lower() in screen_words),
             )
 
         return ObservationFeatures(
             instruction_tokens=np.array(self.tokens(instruction) or (0,), dtype=np.int64),
+            word_tokens=self._token_matrix([m.group() for m in word_spans]),
+            word_features=word_features,
             history=history,
             global_features=global_features,
             element_tokens=self._token_matrix([e.text for e in elements]),
@@ -392,9 +439,11 @@ def collate(
         raise ValueError("collate needs at least one observation")
     n_elements = max(1, max(len(it.elements) for it in items))
     n_candidates = max(1, max(len(it.candidates) for it in items))
+    n_words = max(1, max(it.word_tokens.shape[0] for it in items))
     text_len = max(
         1,
         max(it.instruction_tokens.shape[0] for it in items),
+        max(it.word_tokens.shape[1] for it in items),
         max(it.element_tokens.shape[1] for it in items),
         max(it.candidate_tokens.shape[1] for it in items),
     )
@@ -409,10 +458,18 @@ def collate(
     candidate_mask = _pad_stack(
         [np.ones(len(it.candidates), bool) for it in items], (n_candidates,), bool
     )
+    word_mask = _pad_stack([np.ones(len(it.word_features), bool) for it in items], (n_words,), bool)
     return FeatureBatch(
         instruction_tokens=tensor(
             _pad_stack([it.instruction_tokens for it in items], (text_len,), np.int64)
         ),
+        word_tokens=tensor(
+            _pad_stack([it.word_tokens for it in items], (n_words, text_len), np.int64)
+        ),
+        word_features=tensor(
+            _pad_stack([it.word_features for it in items], (n_words, WORD_FEATURES), np.float32)
+        ),
+        word_mask=tensor(word_mask),
         history=tensor(_pad_stack([it.history for it in items], (history,), np.int64)),
         global_features=tensor(
             _pad_stack([it.global_features for it in items], (GLOBAL_FEATURES,), np.float32)

@@ -67,6 +67,7 @@ from distrl.policies.features import (
     GLOBAL_FEATURES,
     HISTORY_OTHER,
     HISTORY_PAD,
+    WORD_FEATURES,
     ActionKind,
     FeatureBatch,
     ObservationFeatures,
@@ -101,6 +102,14 @@ class SmallPolicyConfig(ConfigSection):
         ge=0,
         description="Init std of the hashed-text embeddings (None: d_model^-0.5). 0 makes a "
         "token never seen in training contribute nothing, instead of random noise.",
+    )
+    instruction_words: bool = Field(
+        default=True,
+        description="Give every instruction word its own encoder token (attention can then pick "
+        "out the words that matter and pass over unfamiliar ones).",
+    )
+    instruction_bag: bool = Field(
+        default=True, description="Also add the instruction's mean text embedding to the summary."
     )
     char_trigrams: bool = Field(
         default=True, description="Hash each word's character trigrams as well as the word."
@@ -246,7 +255,8 @@ class SmallPolicy(nn.Module):
             self.global_proj = nn.Linear(GLOBAL_FEATURES, dim)
             # One table per history slot (slot k x kind), so order matters without extra maths.
             self.history_embedding = nn.Embedding(max(cfg.history, 1) * (HISTORY_PAD + 1), dim)
-            self.token_type = nn.Embedding(3, dim)  # summary, element, candidate
+            self.word_proj = nn.Linear(WORD_FEATURES, dim)
+            self.token_type = nn.Embedding(4, dim)  # summary, element, candidate, word
             self.blocks = nn.ModuleList(
                 _EncoderBlock(dim, cfg.heads, cfg.ff_mult * dim) for _ in range(cfg.layers)
             )
@@ -311,7 +321,9 @@ class SmallPolicy(nn.Module):
 
     # -- network -------------------------------------------------------------------------------
     def _heads(self, batch: FeatureBatch) -> _Heads:
+        cfg = self.config
         n_elements = batch.element_tokens.shape[1]
+        n_words = batch.word_tokens.shape[1] if cfg.instruction_words else 0
         types = self.token_type.weight
         history_slots = batch.history.shape[1]
         if history_slots:
@@ -319,12 +331,9 @@ class SmallPolicy(nn.Module):
             history = self.history_embedding(batch.history + offsets).sum(dim=1)
         else:
             history = 0.0
-        summary = (
-            self.text(batch.instruction_tokens)
-            + self.global_proj(batch.global_features)
-            + history
-            + types[0]
-        )
+        summary = self.global_proj(batch.global_features) + history + types[0]
+        if cfg.instruction_bag:
+            summary = summary + self.text(batch.instruction_tokens)
         elements = (
             self.text(batch.element_tokens)
             + self.element_kind(batch.element_kinds)
@@ -336,16 +345,22 @@ class SmallPolicy(nn.Module):
             + self.candidate_proj(batch.candidate_features)
             + types[2]
         )
-        x = torch.cat([summary[:, None], elements, candidates], dim=1)
+        parts = [summary[:, None], elements, candidates]
         real = torch.ones_like(batch.element_mask[:, :1])
-        key_mask = torch.cat([real, batch.element_mask, batch.candidate_mask], dim=1)
+        masks = [real, batch.element_mask, batch.candidate_mask]
+        if n_words:
+            words = self.text(batch.word_tokens) + self.word_proj(batch.word_features) + types[3]
+            parts.append(words)
+            masks.append(batch.word_mask)
+        x = torch.cat(parts, dim=1)
+        key_mask = torch.cat(masks, dim=1)
         for block in self.blocks:
             x = block(x, key_mask)
         x = self.norm(x)
         h_summary, h_elements, h_candidates = (
             x[:, 0],
             x[:, 1 : 1 + n_elements],
-            x[:, 1 + n_elements :],
+            x[:, 1 + n_elements : x.shape[1] - n_words],
         )
 
         # Pointer logits: a per-item score plus a query-key match with the summary token.
