@@ -88,3 +88,27 @@ def test_ppo_clip_matches_the_truncated_is_gradient_on_policy() -> None:
         )
     assert torch.allclose(gradients[0], gradients[1], atol=1e-6)
     assert gradients[0].abs().sum() > 0
+
+
+def _surrogate_gradient(objective: str, rho: torch.Tensor, advantage: torch.Tensor) -> torch.Tensor:
+    from distrl.algos.aride import policy_surrogate
+
+    logp = torch.full_like(rho, -1.0, requires_grad=True)
+    behaviour = logp.detach() - rho.log()
+    valid = torch.ones_like(rho, dtype=torch.bool)
+    config = ARideConfig(policy_objective=objective, ppo_clip_eps=0.2, rho_bar=1.0)
+    policy_surrogate(logp, behaviour, rho, advantage, valid, config).sum().backward()
+    return logp.grad
+
+
+def test_clipped_is_stops_pushing_down_below_the_floor_only() -> None:
+    rho = torch.tensor([[0.5, 0.5, 0.9, 1.5, 0.5, 1.5]])
+    advantage = torch.tensor([[-1.0, 1.0, -1.0, -1.0, 2.0, 2.0]])
+    truncated = _surrogate_gradient("truncated_is", rho, advantage)
+    clipped = _surrogate_gradient("clipped_is", rho, advantage)
+    # d/dlogp of min(rho_bar, rho) * A * logp is min(1, rho) * A ...
+    assert torch.allclose(truncated, torch.clamp(rho, max=1.0) * advantage)
+    # ... except a negative advantage whose action is already below (1 - eps) of mu's.
+    expected = truncated.clone()
+    expected[0, 0] = 0.0
+    assert torch.allclose(clipped, expected)

@@ -9,10 +9,14 @@ One update on a batch of replayed :class:`StepWindow` s (DESIGN.md section 7):
    are taken as on-policy, rho = 1.
 3. Retrace(lambda) critic targets v_t, TD errors delta_t and advantages
    A_t = r_t + gamma v_{t+1} - V(s_t) (:func:`distrl.algos.returns.retrace_targets`).
-4. Loss = critic regression (V - v)^2
-          - min(rho_bar, rho_t) * clamp(A_t) * log pi(a_t|s_t)      (truncated-IS policy gradient)
-          - beta * H(pi(.|s_t))                                      (entropy regularisation),
-   each step weighted by its window's prioritized-replay importance weight.
+4. Loss = critic regression (V - v)^2 + policy term - beta * H(pi(.|s_t)) (entropy bonus),
+   each step weighted by its window's prioritized-replay importance weight. The policy term is
+   PPO's clipped surrogate on the same ratio, -min(rho A, clip(rho, 1 - eps, 1 + eps) A)
+   (``policy_objective=ppo_clip``, the default), or the truncated-IS gradient
+   -min(rho_bar, rho) A log pi (``truncated_is``); A is clamped to +-``advantage_clip``.
+   DESIGN.md allows either clip. We measured the difference: on a fixed replay of warm-start
+   data, truncated IS drove the policy away from the data (mean rho 2.6) until it solved
+   nothing, while the clipped surrogate stayed stable and improved.
 5. Fresh DPER priorities p = w1 mean|delta| + w2 mean(rho) + w3 mean(H) for the sampled windows.
 
 Steps whose action the policy cannot represent (a tap on nothing, an invalid action) still train
@@ -45,6 +49,38 @@ class ARideLoss:
     mean_abs_delta: float
     #: One fresh priority per window, for the replay.
     priorities: torch.Tensor
+
+
+def policy_surrogate(
+    logp: torch.Tensor,
+    behaviour: torch.Tensor,
+    rho: torch.Tensor,
+    advantage: torch.Tensor,
+    valid: torch.Tensor,
+    config: ARideConfig,
+) -> torch.Tensor:
+    """The per-step policy objective to maximise, ``[B, T]``, differentiable through ``logp``.
+
+    ``rho`` is the detached ratio pi/mu (1 for demonstrations), ``behaviour`` mu's log-prob
+    (NaN for demonstrations), ``advantage`` already normalised and clamped.
+    """
+    if config.policy_objective == "ppo_clip":
+        # PPO's clipped surrogate on the same ratio, now differentiable: the gain from moving
+        # pi away from mu stops at 1 +- eps, so an update cannot run off the data.
+        live_log_ratio = torch.where(
+            torch.isnan(behaviour) | ~valid, logp - logp.detach(), logp - behaviour
+        ).clamp(max=config.max_log_ratio)
+        ratio = live_log_ratio.exp()
+        clipped = ratio.clamp(1 - config.ppo_clip_eps, 1 + config.ppo_clip_eps)
+        return torch.minimum(ratio * advantage, clipped * advantage)
+    weight = rho.clamp(max=config.rho_bar) * advantage
+    if config.policy_objective == "clipped_is":
+        # Pushing an action down has no natural floor (log pi -> -inf spreads its mass over
+        # everything else), so stop once pi is (1 - eps) of what the actor had. Pushing up is
+        # bounded by pi <= 1 and keeps the full truncated-IS weight.
+        floor_reached = (advantage < 0) & (rho < 1 - config.ppo_clip_eps)
+        weight = weight * (~floor_reached).float()
+    return weight * logp
 
 
 def aride_loss(
@@ -90,19 +126,8 @@ def aride_loss(
         valid_advantages = advantage[valid]
         advantage = (advantage - valid_advantages.mean()) / (valid_advantages.std() + 1e-6) * mask
     advantage = advantage.clamp(-config.advantage_clip, config.advantage_clip)
-    if config.policy_objective == "ppo_clip":
-        # PPO's clipped surrogate on the same ratio, now differentiable: the gain from moving
-        # pi away from mu stops at 1 +- eps, so an update cannot run off the data.
-        live_log_ratio = torch.where(
-            torch.isnan(behaviour) | ~valid, logp - logp.detach(), logp - behaviour
-        ).clamp(max=config.max_log_ratio)
-        ratio = live_log_ratio.exp()
-        clipped = ratio.clamp(1 - config.ppo_clip_eps, 1 + config.ppo_clip_eps)
-        surrogate = torch.minimum(ratio * advantage, clipped * advantage) * representable
-        policy_loss = -(step_weight * surrogate).sum() / steps
-    else:
-        policy_weight = rho.clamp(max=config.rho_bar) * advantage * representable
-        policy_loss = -(step_weight * policy_weight * logp).sum() / steps
+    surrogate = policy_surrogate(logp, behaviour, rho, advantage, valid, config) * representable
+    policy_loss = -(step_weight * surrogate).sum() / steps
     mean_entropy = scored.step_mean(entropy)
     total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
 

@@ -198,20 +198,21 @@ class ARideConfig(ConfigSection):
     rho_bar: float = Field(
         default=1.0, gt=0, description="Clip of the importance ratio on TD errors and the policy."
     )
-    entropy_coef: float = Field(default=0.01, ge=0, description="beta: entropy bonus weight.")
+    entropy_coef: float = Field(default=0.001, ge=0, description="beta: entropy bonus weight.")
     value_coef: float = Field(default=0.5, ge=0, description="Weight of the critic loss.")
-    policy_objective: Literal["truncated_is", "ppo_clip"] = Field(
-        default="ppo_clip",
+    policy_objective: Literal["truncated_is", "ppo_clip", "clipped_is"] = Field(
+        default="clipped_is",
         description="truncated_is: -min(rho_bar, rho) A log pi (DESIGN); ppo_clip: PPO's clipped "
-        "surrogate on the same ratio, which stops the policy running away from the data.",
+        "surrogate on the same ratio; clipped_is: truncated IS whose negative-advantage steps "
+        "stop once rho < 1 - ppo_clip_eps.",
     )
     ppo_clip_eps: float = Field(default=0.2, gt=0, lt=1, description="PPO ratio clip epsilon.")
     normalize_advantages: bool = Field(
-        default=False,
+        default=True,
         description="Standardise advantages over the batch's valid steps before clamping.",
     )
     advantage_clip: float = Field(
-        default=1.0, gt=0, description="Advantages are clamped to [-clip, clip] for stability."
+        default=5.0, gt=0, description="Advantages are clamped to [-clip, clip] for stability."
     )
     max_log_ratio: float = Field(
         default=5.0, gt=0, description="log(pi/mu) is capped here before exponentiating."
