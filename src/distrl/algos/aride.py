@@ -49,6 +49,8 @@ class ARideLoss:
     mean_abs_delta: float
     #: One fresh priority per window, for the replay.
     priorities: torch.Tensor
+    #: The (normalised, clamped) advantages the policy term used, ``[B, T]``, detached.
+    advantages: torch.Tensor
 
 
 def policy_surrogate(
@@ -149,6 +151,7 @@ def aride_loss(
         mean_rho=float((rho * mask).sum() / steps),
         mean_abs_delta=float((retrace.deltas.abs() * mask).sum() / steps),
         priorities=priorities,
+        advantages=advantage.detach(),
     )
 
 
