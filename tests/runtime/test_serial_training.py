@@ -100,6 +100,7 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     first = json.loads(capsys.readouterr().out)
     run_dir = Path(first["run_dir"])
     assert first["updates"] == 2 and first["curve"][0]["updates"] == 0
+    assert first["curve"][-1]["updates"] == 2  # the curve ends with the final policy
     assert (run_dir / "checkpoints" / "latest.pt").exists()
     events = EventAccumulator(str(run_dir / "tensorboard"))
     events.Reload()
@@ -124,6 +125,7 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["train", "--resume", str(run_dir), "--updates", "4", *common[2:]]) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["run_dir"] == str(run_dir) and second["updates"] == 4
+    assert [p["updates"] for p in second["curve"]] == [0, 2, 4]
     assert TrajectoryStore(run_dir / "trajectories").count() == second["episodes"] > stored
     # The refill of the replay on resume must not count the stored trajectories twice.
     state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)

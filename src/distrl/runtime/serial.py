@@ -234,6 +234,8 @@ def train(
             cfg.train.max_updates is not None and learner.counters.updates >= cfg.train.max_updates
         )
         if elapsed >= budget or done_by_updates:
+            if result.curve[-1]["updates"] != learner.counters.updates:
+                record_eval(elapsed)  # the curve ends with the policy the run ends with
             break
         collect_started = time.monotonic()
         trajectories = worker.collect(cfg.train.episodes_per_round)
