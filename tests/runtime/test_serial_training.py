@@ -153,11 +153,9 @@ def test_baselines_train_and_their_policy_evaluates(
     summary = json.loads(capsys.readouterr().out)
     assert summary["updates"] == 2
     run_dir = summary["run_dir"]
-    assert (
-        main(["eval", "--checkpoint", run_dir, "--split", "test", "--episodes", "4", "--json"]) == 0
-    )
+    assert main(["eval", "--checkpoint", run_dir, "--episodes", "4", "--json"]) == 0
     evaluation = json.loads(capsys.readouterr().out)
-    assert evaluation["episodes"] == 4 and evaluation["split"] == "test"
+    assert evaluation["episodes"] == 4 and evaluation["split"] == "test"  # eval's default split
     assert 0.0 <= evaluation["success_rate"] <= 1.0
     assert evaluation["policy_version"] == 2  # the policy the learner had after two updates
 

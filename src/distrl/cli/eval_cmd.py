@@ -29,7 +29,8 @@ def _policy_path(checkpoint: str) -> Path:
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
-    cfg = load_config(args.preset, overrides)
+    # Evaluation means the held-out split unless asked otherwise (training's default is train).
+    cfg = load_config(args.preset, ["env.split=test", *overrides])
     tasks = select_tasks(cfg)
     policy = load_policy(_policy_path(args.checkpoint))
     episodes = cfg.train.eval_episodes
@@ -49,7 +50,8 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if args.json:
         emit_json(summary)
         return 0
-    table = Table("template", "success (greedy)", title=f"eval: {args.checkpoint}")
+    title = f"eval: {args.checkpoint} on {summary['suite']}/{cfg.env.split}"
+    table = Table("template", "success (greedy)", title=title)
     for name, rate in greedy.per_template.items():
         table.add_row(name, f"{rate:.2f}")
     table.add_section()
