@@ -199,3 +199,20 @@ def test_eval_and_demos_input_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main([*args, f"train.demos={tmp_path}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a demos run folder" in err
+
+
+def test_replay_keeps_no_screenshots_for_a_policy_that_reads_elements_only() -> None:
+    # A 360x720 screenshot is 0.78 MB: a full replay of them does not fit in memory (a 20-minute
+    # run was OOM-killed at 17 GB before this), and the small policy never reads pixels.
+    learner = _learner(SmallPolicy(SmallPolicyConfig()), max_staleness=50)
+    trajectories = _worker(SmallPolicy(SmallPolicyConfig())).collect(3)
+    assert learner.ingest(trajectories) > 0
+    windows = [learner.replay.storage[slot] for slot in learner.replay.storage.slots()]
+    observations = [o for w in windows for o in w.observations] + [
+        w.bootstrap_observation for w in windows if w.bootstrap_observation is not None
+    ]
+    assert all(o.screenshot.shape == (1, 1, 3) for o in observations)
+    # ... while what they learn from is unchanged, and the worker's trajectories keep theirs.
+    assert trajectories[0].steps[0].observation.screenshot.shape[0] > 1
+    first = trajectories[0].steps[0].observation
+    assert windows[0].observations[0].elements == first.elements

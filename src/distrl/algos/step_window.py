@@ -11,7 +11,7 @@ nothing after it is worth bootstrapping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from distrl.algos.rewards import RewardShaping, shaped_rewards
 from distrl.core.action import Action
@@ -44,14 +44,29 @@ class StepWindow:
 
 
 def cut_windows(
-    trajectory: Trajectory, length: int, shaping: RewardShaping, stride: int | None = None
+    trajectory: Trajectory,
+    length: int,
+    shaping: RewardShaping,
+    stride: int | None = None,
+    *,
+    keep_screenshots: bool = True,
 ) -> list[StepWindow]:
     """The trajectory as windows of ``length`` steps (the last may be shorter).
 
     Only whole episodes are cut: a trajectory whose last step is not ``done`` is refused, since
-    the runtime must never hand a partial episode to the learner.
+    the runtime must never hand a partial episode to the learner. ``keep_screenshots=False``
+    drops the pixels (for policies that read only the element list), which is what keeps a
+    large replay in memory.
     """
     steps = trajectory.steps
+    if not keep_screenshots:
+        steps = [replace(s, observation=s.observation.without_screenshot()) for s in steps]
+        final = trajectory.final_observation
+        trajectory = replace(
+            trajectory,
+            steps=steps,
+            final_observation=final.without_screenshot() if final is not None else None,
+        )
     if not steps or not steps[-1].done:
         raise ValueError(
             f"trajectory {trajectory.trajectory_id!r} is not a finished episode "

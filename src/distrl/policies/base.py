@@ -84,6 +84,9 @@ class Policy(Protocol):
     """
 
     version: int
+    #: Whether the policy looks at screenshots; when False a learner keeps replayed observations
+    #: without pixels (a learner treats a policy that does not say as one that does).
+    uses_screenshots: bool
 
     def act(
         self,

@@ -229,6 +229,9 @@ class SmallPolicy(nn.Module):
     increments it when it publishes weights, and it is saved with them.
     """
 
+    #: It reads the element list, never the pixels: learners may drop screenshots from replay.
+    uses_screenshots = False
+
     def __init__(self, config: SmallPolicyConfig | None = None):
         super().__init__()
         self.config = config if config is not None else SmallPolicyConfig()

@@ -80,7 +80,12 @@ class Learner:
             if not self.algorithm.admits(trajectory):
                 self.counters.not_admitted += 1
                 continue
-            for window in cut_windows(trajectory, self.window, self.algorithm.shaping):
+            for window in cut_windows(
+                trajectory,
+                self.window,
+                self.algorithm.shaping,
+                keep_screenshots=getattr(self.policy, "uses_screenshots", True),
+            ):
                 if self.staleness(window) > self.max_staleness:
                     self.counters.stale_dropped += 1
                     continue
