@@ -82,20 +82,19 @@ def test_learner_updates_publish_versions_and_drop_stale_windows() -> None:
     assert learner.ingest(fresh) > 0
 
 
+SMALL_RUN = [
+    "train.devices=2",
+    "train.episodes_per_round=2",
+    "train.updates_per_round=1",
+    "train.min_replay=4",
+    "train.batch_size=4",
+    "train.eval_episodes=4",
+    "train.bc_steps=3",
+]
+
+
 def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    common = [
-        "--run-root",
-        str(tmp_path),
-        "--json",
-        "train.devices=2",
-        "train.episodes_per_round=2",
-        "train.updates_per_round=1",
-        "train.min_replay=4",
-        "train.batch_size=4",
-        "train.eval_episodes=4",
-        "train.warm_start_episodes=4",
-        "train.bc_steps=3",
-    ]
+    common = ["--run-root", str(tmp_path), "--json", *SMALL_RUN, "train.warm_start_episodes=4"]
     assert main(["train", "--updates", "2", "--minutes", "30", *common]) == 0
     first = json.loads(capsys.readouterr().out)
     run_dir = Path(first["run_dir"])
@@ -130,17 +129,6 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # The refill of the replay on resume must not count the stored trajectories twice.
     state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
     assert state["learner"]["counters"]["trajectories"] == second["episodes"]
-
-
-SMALL_RUN = [
-    "train.devices=2",
-    "train.episodes_per_round=2",
-    "train.updates_per_round=1",
-    "train.min_replay=4",
-    "train.batch_size=4",
-    "train.eval_episodes=4",
-    "train.bc_steps=3",
-]
 
 
 @pytest.mark.parametrize("algo", ["digirl", "fbc"])

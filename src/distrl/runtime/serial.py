@@ -124,7 +124,12 @@ def _log_collection(
 
 
 def _save_checkpoint(
-    run_dir: Path, learner: Learner, worker: Worker, result: TrainResult, elapsed: float
+    run_dir: Path,
+    learner: Learner,
+    worker: Worker,
+    tasks: TaskSampler,
+    result: TrainResult,
+    elapsed: float,
 ) -> None:
     """Everything a resumed run needs (learner, counters, every RNG), written atomically, plus
     the policy alone (``checkpoints/policy.pt``) for ``distrl eval``."""
@@ -138,7 +143,7 @@ def _save_checkpoint(
             "curve": result.curve,
             "episodes": result.episodes,
             "worker_generator": worker.generator.get_state(),
-            "task_sampler": worker.next_task.rng.bit_generator.state,  # type: ignore[attr-defined]
+            "task_sampler": tasks.rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(),
         },
         temporary,
@@ -182,10 +187,11 @@ def train(
     store = TrajectoryStore(run_dir / "trajectories", save_screens=False)
     result = TrainResult(run_dir)
     elapsed_before = 0.0
+    task_sampler = TaskSampler(train_tasks, cfg.seed)
     worker = Worker(
         phonesim_devices(cfg, cfg.train.devices, offset=0),
         copy.deepcopy(policy),
-        TaskSampler(train_tasks, cfg.seed),
+        task_sampler,
         seed=cfg.seed,
     )
     if resume is not None:
@@ -198,7 +204,7 @@ def train(
         result.curve, result.episodes = state["curve"], state["episodes"]
         elapsed_before = state["elapsed"]
         worker.generator.set_state(state["worker_generator"])
-        worker.next_task.rng.bit_generator.state = state["task_sampler"]
+        task_sampler.rng.bit_generator.state = state["task_sampler"]
         torch.set_rng_state(state["torch_rng"])
     worker.set_weights(*learner.weights())
     writer = SummaryWriter(str(run_dir / "tensorboard"))
@@ -260,10 +266,10 @@ def train(
         if on_progress is not None:
             on_progress(elapsed / budget, metrics)
         if elapsed >= next_checkpoint:
-            _save_checkpoint(run_dir, learner, worker, result, elapsed)
+            _save_checkpoint(run_dir, learner, worker, task_sampler, result, elapsed)
             next_checkpoint = elapsed + cfg.train.checkpoint_every_minutes * 60
     result.updates = learner.counters.updates
-    _save_checkpoint(run_dir, learner, worker, result, time.monotonic() - started)
+    _save_checkpoint(run_dir, learner, worker, task_sampler, result, time.monotonic() - started)
     writer.close()
     summary = result.summary()
     write_summary(run_dir, summary)
