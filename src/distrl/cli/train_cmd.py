@@ -44,6 +44,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
             progress.update(bar, completed=min(fraction, 1.0), info=info)
 
         result = train(cfg, resume=resume, demonstrations=demonstrations, on_progress=advance)
+        progress.update(bar, completed=1.0, info="done")
     summary = result.summary()
     if args.json:
         emit_json(summary)
