@@ -16,8 +16,8 @@ from distrl.config.schema import DigiRLConfig, RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
-from distrl.runtime.learner import Learner
 from distrl.runtime.play import play
+from distrl.runtime.replay_service import ReplayService
 
 
 def _noisy_oracle_episodes(tmp_path: Path, episodes: int = 16) -> list[Trajectory]:
@@ -126,19 +126,12 @@ def test_filtered_bc_trains_on_successes_only(tmp_path: Path) -> None:
 
     cfg = RunConfig()
     cfg.train.algo = "fbc"
-    learner = Learner(
-        SmallPolicy(SmallPolicyConfig()),
-        build_algorithm(cfg),
-        window=4,
-        batch_size=8,
-        lr=1e-3,
-        grad_clip=1.0,
-        replay_capacity=1000,
-        max_staleness=50,
+    replay = ReplayService(
+        build_algorithm(cfg), window=4, capacity=1000, max_staleness=50, keep_screenshots=False
     )
-    learner.ingest(episodes)
-    assert learner.counters.not_admitted == sum(not t.success for t in episodes)
-    assert len(learner.replay) == len(_windows([t for t in episodes if t.success]))
+    replay.ingest(episodes)
+    assert replay.counters.not_admitted == sum(not t.success for t in episodes)
+    assert len(replay) == len(_windows([t for t in episodes if t.success]))
 
 
 def test_each_algorithm_picks_its_sampler() -> None:

@@ -17,6 +17,8 @@ from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
+from distrl.runtime.replay_service import ReplayService
+from distrl.runtime.serial import update_from_replay
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
 
@@ -32,16 +34,17 @@ def _worker(policy: SmallPolicy, devices: int = 3) -> Worker:
     )
 
 
-def _learner(policy: SmallPolicy, max_staleness: int) -> Learner:
-    return Learner(
-        policy,
+def _learner(policy: SmallPolicy) -> Learner:
+    return Learner(policy, build_algorithm(RunConfig()), lr=1e-3, grad_clip=1.0)
+
+
+def _replay(max_staleness: int) -> ReplayService:
+    return ReplayService(
         build_algorithm(RunConfig()),
         window=4,
-        batch_size=8,
-        lr=1e-3,
-        grad_clip=1.0,
-        replay_capacity=500,
+        capacity=500,
         max_staleness=max_staleness,
+        keep_screenshots=False,
     )
 
 
@@ -58,19 +61,23 @@ def test_worker_tags_steps_with_behaviour_logprob_and_version() -> None:
 
 
 def test_learner_updates_publish_versions_and_drop_stale_windows() -> None:
-    learner = _learner(SmallPolicy(SmallPolicyConfig()), max_staleness=2)
+    learner = _learner(SmallPolicy(SmallPolicyConfig()))
+    replay = _replay(max_staleness=2)
     worker = _worker(SmallPolicy(SmallPolicyConfig()))
     worker.set_weights(*learner.weights())
     old = worker.collect(6)  # acted by version 0
-    assert learner.ingest(old) > 0
+    assert replay.ingest(old) > 0
     for _ in range(3):
-        metrics = learner.update()
+        metrics = update_from_replay(learner, replay, batch_size=8)
         assert np.isfinite(metrics["loss"])
     assert learner.version == 3
-    # Data acted by version 0 is now 3 versions old: over the bound, dropped on arrival.
-    dropped_before = learner.counters.stale_dropped
-    assert learner.ingest(old) == 0
-    assert learner.counters.stale_dropped > dropped_before
+    # Data acted by version 0 is now 3 versions old: dropped when drawn ...
+    assert replay.sample(8, learner.version).windows == []  # type: ignore[union-attr]
+    dropped_before = replay.counters.stale_dropped
+    assert dropped_before >= 8
+    # ... and on arrival.
+    assert replay.ingest(old) == 0
+    assert replay.counters.stale_dropped > dropped_before
     state, version = learner.weights()
     worker.set_weights(state, version)
     fresh = worker.collect(6)
@@ -79,7 +86,7 @@ def test_learner_updates_publish_versions_and_drop_stale_windows() -> None:
         versions = [s.policy_version for s in trajectory.steps]
         assert versions == sorted(versions) and set(versions) <= {0, 3}
     assert any(s.policy_version == 3 for t in fresh for s in t.steps)
-    assert learner.ingest(fresh) > 0
+    assert replay.ingest(fresh) > 0
 
 
 SMALL_RUN = [
@@ -128,7 +135,7 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert TrajectoryStore(run_dir / "trajectories").count() == second["episodes"] > stored
     # The refill of the replay on resume must not count the stored trajectories twice.
     state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
-    assert state["learner"]["counters"]["trajectories"] == second["episodes"]
+    assert state["replay"]["counters"]["trajectories"] == second["episodes"]
 
 
 @pytest.mark.parametrize("algo", ["digirl", "fbc"])
@@ -192,10 +199,10 @@ def test_eval_and_demos_input_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_replay_keeps_no_screenshots_for_a_policy_that_reads_elements_only() -> None:
     # A 360x720 screenshot is 0.78 MB: a full replay of them does not fit in memory (a 20-minute
     # run was OOM-killed at 17 GB before this), and the small policy never reads pixels.
-    learner = _learner(SmallPolicy(SmallPolicyConfig()), max_staleness=50)
+    replay = _replay(max_staleness=50)
     trajectories = _worker(SmallPolicy(SmallPolicyConfig())).collect(3)
-    assert learner.ingest(trajectories) > 0
-    windows = [learner.replay.storage[slot] for slot in learner.replay.storage.slots()]
+    assert replay.ingest(trajectories) > 0
+    windows = [replay.buffer.storage[slot] for slot in replay.buffer.storage.slots()]
     observations = [o for w in windows for o in w.observations] + [
         w.bootstrap_observation for w in windows if w.bootstrap_observation is not None
     ]

@@ -15,7 +15,7 @@ from distrl.errors import InputError
 from distrl.policies.base import load_policy
 from distrl.runtime.evaluation import evaluate
 from distrl.runtime.play import select_tasks
-from distrl.runtime.serial import POLICY_CHECKPOINT
+from distrl.runtime.run_log import POLICY_CHECKPOINT
 
 
 def _policy_path(checkpoint: str) -> Path:

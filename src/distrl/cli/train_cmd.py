@@ -13,7 +13,8 @@ from rich.table import Table
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.errors import InputError
-from distrl.runtime.serial import CHECKPOINT, load_demonstrations, train
+from distrl.runtime.run_log import CHECKPOINT
+from distrl.runtime.serial import load_demonstrations, train
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:

@@ -258,10 +258,18 @@ class TrainConfig(ConfigSection):
         default="aride",
         description="aride (ours), digirl (DigiRL baseline) or fbc (filtered behaviour cloning).",
     )
-    runtime: Literal["serial"] = Field(
-        default="serial", description="serial: worker, replay and learner in one process."
+    runtime: Literal["serial", "ray"] = Field(
+        default="serial",
+        description="serial: worker, replay and learner in one process (debugging, tests); "
+        "ray: the same parts as Ray actors (see the ray section).",
     )
-    devices: int = Field(default=8, ge=1, description="Devices the worker drives in lockstep.")
+    mode: Literal["async", "sync"] = Field(
+        default="async",
+        description="ray runtime: async (workers never wait; the learner trains as data comes) "
+        "or sync (DigiRL-style rounds: collect episodes_per_round, barrier, train "
+        "updates_per_round, broadcast). The serial runtime always runs rounds.",
+    )
+    devices: int = Field(default=8, ge=1, description="Devices in all (split over the workers).")
     minutes: float = Field(default=20.0, gt=0, description="Wall-clock budget of the run.")
     max_updates: int | None = Field(
         default=None, ge=1, description="Stop after this many updates (None: budget only)."
@@ -277,6 +285,12 @@ class TrainConfig(ConfigSection):
     min_replay: int = Field(default=64, ge=1, description="Windows needed before updating.")
     max_staleness: int = Field(
         default=50, ge=0, description="Drop windows acted by weights this many versions old."
+    )
+    max_inserts_per_sample: float | None = Field(
+        default=None,
+        gt=0,
+        description="Backpressure: workers hold off while the replay has taken more than this "
+        "many windows per window the learner sampled (None: never hold off).",
     )
     warm_start_episodes: int = Field(
         default=0, ge=0, description="Noisy-oracle demonstrations to clone before RL (0: none)."
@@ -297,6 +311,42 @@ class TrainConfig(ConfigSection):
     checkpoint_every_minutes: float = Field(default=2.0, gt=0, description="Checkpoint period.")
 
 
+class RayConfig(ConfigSection):
+    """Placement of the ray runtime: where Ray runs, how devices are split, fault handling."""
+
+    address: str | None = Field(
+        default=None,
+        description="Join this Ray cluster ('auto' or host:port); None starts a local Ray bound "
+        "to 127.0.0.1.",
+    )
+    num_cpus: int | None = Field(
+        default=None, ge=1, description="CPUs of the local Ray (None: all of this machine's)."
+    )
+    workers: int = Field(
+        default=2, ge=1, description="Worker actors; train.devices are split evenly over them."
+    )
+    device_resource: str = Field(
+        default="distrl_device",
+        description="Custom Ray resource, one unit per device slot: workers are placed on nodes "
+        "that offer it (`ray start --resources='{\"distrl_device\": 8}'`).",
+    )
+    step_timeout_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="Real seconds a device reset or step may take before the device is declared "
+        "hung, replaced and its episode dropped.",
+    )
+    flush_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="The replay stores arriving trajectories as one Parquet shard per period.",
+    )
+    call_timeout_seconds: float = Field(
+        default=600.0, gt=0, description="Longest wait on any single call to an actor."
+    )
+    dashboard: bool = Field(default=False, description="Start Ray's dashboard (local Ray only).")
+
+
 class RunConfig(ConfigSection):
     """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
 
@@ -308,6 +358,7 @@ class RunConfig(ConfigSection):
     env: EnvConfig = Field(default_factory=EnvConfig, description="Device backend and tasks.")
     play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="Online training.")
+    ray: RayConfig = Field(default_factory=RayConfig, description="The ray runtime's placement.")
     aride: ARideConfig = Field(
         default_factory=ARideConfig, description="A-RIDE algorithm constants."
     )

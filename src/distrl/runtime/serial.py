@@ -10,11 +10,8 @@ written atomically, so a killed run resumes from its last one (``resume``).
 from __future__ import annotations
 
 import copy
-import json
-import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +19,6 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 
 from distrl.algos.bc import behaviour_clone
-from distrl.algos.registry import build_algorithm
 from distrl.algos.rewards import shaped_rewards
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
@@ -30,35 +26,27 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.errors import InputError
 from distrl.policies.base import Policy
-from distrl.policies.small import SmallPolicy, SmallPolicyConfig
-from distrl.runtime.evaluation import TaskSampler, evaluate, phonesim_devices
+from distrl.runtime.components import (
+    build_learner,
+    build_policy,
+    build_replay,
+    reads_screenshots,
+)
+from distrl.runtime.evaluation import TaskSampler, phonesim_devices
 from distrl.runtime.learner import Learner
 from distrl.runtime.play import play
-from distrl.runtime.run_dir import create_run_dir, write_summary
+from distrl.runtime.replay_service import ReplayService
+from distrl.runtime.run_dir import create_run_dir
+from distrl.runtime.run_log import (
+    RunClock,
+    TrainResult,
+    load_checkpoint,
+    record_eval,
+    save_checkpoint,
+    write_outputs,
+)
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
-
-CHECKPOINT = "checkpoints/latest.pt"
-POLICY_CHECKPOINT = "checkpoints/policy.pt"
-
-
-@dataclass
-class TrainResult:
-    run_dir: Path
-    curve: list[dict[str, float]] = field(default_factory=list)
-    updates: int = 0
-    episodes: int = 0
-
-    def summary(self) -> dict[str, object]:
-        return {
-            "initial_success": self.curve[0]["success"] if self.curve else 0.0,
-            "final_success": self.curve[-1]["success"] if self.curve else 0.0,
-            "minutes": round(self.curve[-1]["minutes"], 2) if self.curve else 0.0,
-            "updates": self.updates,
-            "episodes": self.episodes,
-            "curve": self.curve,
-            "run_dir": str(self.run_dir),
-        }
 
 
 def demonstration_config(cfg: RunConfig) -> RunConfig:
@@ -107,51 +95,58 @@ def warm_start(
     )
 
 
-def _log_collection(
-    writer: SummaryWriter, learner: Learner, trajectories: list[Trajectory], seconds: float
+def log_collection(
+    writer: SummaryWriter,
+    step: int,
+    replay: ReplayService,
+    trajectories: list[Trajectory],
+    seconds: float,
 ) -> None:
-    """TensorBoard scalars of one collection round, stepped by the learner's update count."""
-    step = learner.counters.updates
-    shaping = learner.algorithm.shaping
+    """TensorBoard scalars of collected trajectories, stepped by the learner's update count."""
+    shaping = replay.algorithm.shaping
     returns = [sum(shaped_rewards(t, shaping)) for t in trajectories]
     env_steps = sum(len(t) for t in trajectories)
     writer.add_scalar("collect/success", np.mean([t.success for t in trajectories]), step)
     writer.add_scalar("collect/return", np.mean(returns), step)
     writer.add_scalar("collect/episode_steps", env_steps / len(trajectories), step)
     writer.add_scalar("collect/env_steps_per_s", env_steps / max(seconds, 1e-9), step)
-    writer.add_scalar("replay/windows", len(learner.replay), step)
-    writer.add_scalar("replay/stale_dropped", learner.counters.stale_dropped, step)
+    writer.add_scalar("replay/windows", len(replay), step)
+    writer.add_scalar("replay/stale_dropped", replay.counters.stale_dropped, step)
 
 
 def _save_checkpoint(
     run_dir: Path,
     learner: Learner,
+    replay: ReplayService,
     worker: Worker,
     tasks: TaskSampler,
     result: TrainResult,
     elapsed: float,
 ) -> None:
-    """Everything a resumed run needs (learner, counters, every RNG), written atomically, plus
-    the policy alone (``checkpoints/policy.pt``) for ``distrl eval``."""
-    path = run_dir / CHECKPOINT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    torch.save(
-        {
-            "learner": learner.state_dict(),
-            "elapsed": elapsed,
-            "curve": result.curve,
-            "episodes": result.episodes,
-            "worker_generator": worker.generator.get_state(),
-            "task_sampler": tasks.rng.bit_generator.state,
-            "torch_rng": torch.get_rng_state(),
-        },
-        temporary,
-    )
-    os.replace(temporary, path)
-    policy_path = run_dir / POLICY_CHECKPOINT
-    learner.policy.save(policy_path.with_suffix(".tmp"))
-    os.replace(policy_path.with_suffix(".tmp"), policy_path)
+    """Everything a resumed run needs (learner, replay counters, every RNG)."""
+    state = {
+        "learner": learner.state_dict(),
+        "replay": replay.state_dict(),
+        "elapsed": elapsed,
+        "curve": result.curve,
+        "episodes": result.episodes,
+        "worker_generator": worker.generator.get_state(),
+        "task_sampler": tasks.rng.bit_generator.state,
+        "torch_rng": torch.get_rng_state(),
+    }
+    save_checkpoint(run_dir, state, learner.policy)
+
+
+def update_from_replay(
+    learner: Learner, replay: ReplayService, batch_size: int
+) -> dict[str, float]:
+    """One learner update on a batch from ``replay``, priorities written back."""
+    batch = replay.sample(batch_size, learner.version)
+    if batch is None or not batch.windows:
+        return {"skipped_stale_batch": 1.0}
+    priorities, metrics = learner.update(batch)
+    replay.update_priorities(batch.slots, batch.generations, priorities)
+    return metrics
 
 
 def train(
@@ -170,21 +165,11 @@ def train(
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")
     train_tasks = load_suite(cfg.env.suite, "train")
     test_tasks = load_suite(cfg.env.suite, "test")
-    policy = SmallPolicy(SmallPolicyConfig())
-    learner = Learner(
-        policy,
-        build_algorithm(cfg),
-        window=cfg.aride.window,
-        batch_size=cfg.train.batch_size,
-        lr=cfg.train.lr,
-        grad_clip=cfg.train.grad_clip,
-        replay_capacity=cfg.train.replay_capacity,
-        max_staleness=cfg.train.max_staleness,
-        seed=cfg.seed,
-    )
+    policy = build_policy(cfg)
+    learner = build_learner(cfg, policy)
+    replay = build_replay(cfg, reads_screenshots(policy), run_dir / "trajectories")
     if resume is None and (demonstrations or cfg.train.warm_start_episodes > 0):
         warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
-    store = TrajectoryStore(run_dir / "trajectories", save_screens=False)
     result = TrainResult(run_dir)
     elapsed_before = 0.0
     task_sampler = TaskSampler(train_tasks, cfg.seed)
@@ -195,12 +180,10 @@ def train(
         seed=cfg.seed,
     )
     if resume is not None:
-        state = torch.load(run_dir / CHECKPOINT, weights_only=True)
-        # Refill the replay from the store first (the store is the record of what was
-        # collected), then restore the learner, so its counters are the checkpoint's, not
-        # inflated by the refill.
-        learner.ingest(store.load()[-cfg.train.replay_capacity :])
+        state = load_checkpoint(run_dir)
         learner.load_state_dict(state["learner"])
+        assert replay.store is not None
+        replay.restore(state["replay"], replay.store.load(), learner.version)
         result.curve, result.episodes = state["curve"], state["episodes"]
         elapsed_before = state["elapsed"]
         worker.generator.set_state(state["worker_generator"])
@@ -208,70 +191,49 @@ def train(
         torch.set_rng_state(state["torch_rng"])
     worker.set_weights(*learner.weights())
     writer = SummaryWriter(str(run_dir / "tensorboard"))
-    started = time.monotonic() - elapsed_before
-    budget = cfg.train.minutes * 60
-    next_eval = (
-        0.0
-        if not result.curve
-        else result.curve[-1]["minutes"] * 60 + cfg.train.eval_every_minutes * 60
-    )
-    next_checkpoint = elapsed_before + cfg.train.checkpoint_every_minutes * 60
+    last_eval = result.curve[-1]["minutes"] if result.curve else None
+    clock = RunClock(cfg, elapsed_before, last_eval)
 
-    def record_eval(elapsed: float) -> None:
-        episodes = cfg.train.eval_episodes
-        greedy = evaluate(learner.policy, cfg, test_tasks, episodes, True).success_rate
-        sampled = evaluate(learner.policy, cfg, test_tasks, episodes, False).success_rate
-        point = {
-            "minutes": elapsed / 60,
-            "success": greedy,
-            "sampled_success": sampled,
-            "updates": learner.counters.updates,
-        }
-        result.curve.append(point)
-        writer.add_scalar("eval/success_greedy", greedy, learner.counters.updates)
-        writer.add_scalar("eval/success_sampled", sampled, learner.counters.updates)
+    def record(elapsed: float) -> None:
+        record_eval(cfg, learner.policy, test_tasks, elapsed, learner.updates, result, writer)
 
     while True:
-        elapsed = time.monotonic() - started
-        if elapsed >= next_eval:
-            record_eval(elapsed)
-            next_eval = elapsed + cfg.train.eval_every_minutes * 60
+        elapsed = clock.elapsed
+        if clock.eval_due():
+            record(elapsed)
         done_by_updates = (
-            cfg.train.max_updates is not None and learner.counters.updates >= cfg.train.max_updates
+            cfg.train.max_updates is not None and learner.updates >= cfg.train.max_updates
         )
-        if elapsed >= budget or done_by_updates:
-            if result.curve[-1]["updates"] != learner.counters.updates:
-                record_eval(elapsed)  # the curve ends with the policy the run ends with
+        if clock.out_of_time() or done_by_updates:
+            if result.curve[-1]["updates"] != learner.updates:
+                record(elapsed)  # the curve ends with the policy the run ends with
             break
         collect_started = time.monotonic()
         trajectories = worker.collect(cfg.train.episodes_per_round)
         collect_seconds = time.monotonic() - collect_started
-        store.append(trajectories)  # stored before they count as collected
+        replay.add(trajectories)
+        replay.flush()  # stored before they count as collected
         result.episodes += len(trajectories)
-        learner.ingest(trajectories)
-        _log_collection(writer, learner, trajectories, collect_seconds)
+        log_collection(writer, learner.updates, replay, trajectories, collect_seconds)
         metrics: dict[str, float] = {}
-        if len(learner.replay) >= cfg.train.min_replay:
+        if len(replay) >= cfg.train.min_replay:
             update_started = time.monotonic()
             for _ in range(cfg.train.updates_per_round):
-                metrics = learner.update()
+                metrics = update_from_replay(learner, replay, cfg.train.batch_size)
                 for key, value in metrics.items():
-                    writer.add_scalar(f"learner/{key}", value, learner.counters.updates)
+                    writer.add_scalar(f"learner/{key}", value, learner.updates)
             writer.add_scalar(
                 "learner/updates_per_s",
                 cfg.train.updates_per_round / max(time.monotonic() - update_started, 1e-9),
-                learner.counters.updates,
+                learner.updates,
             )
             worker.set_weights(*learner.weights())
         if on_progress is not None:
-            on_progress(elapsed / budget, metrics)
-        if elapsed >= next_checkpoint:
-            _save_checkpoint(run_dir, learner, worker, task_sampler, result, elapsed)
-            next_checkpoint = elapsed + cfg.train.checkpoint_every_minutes * 60
-    result.updates = learner.counters.updates
-    _save_checkpoint(run_dir, learner, worker, task_sampler, result, time.monotonic() - started)
+            on_progress(clock.fraction, metrics)
+        if clock.checkpoint_due():
+            _save_checkpoint(run_dir, learner, replay, worker, task_sampler, result, elapsed)
+    result.updates = learner.updates
+    _save_checkpoint(run_dir, learner, replay, worker, task_sampler, result, clock.elapsed)
     writer.close()
-    summary = result.summary()
-    write_summary(run_dir, summary)
-    (run_dir / "curve.json").write_text(json.dumps(result.curve, indent=2) + "\n")
+    write_outputs(run_dir, result)
     return result

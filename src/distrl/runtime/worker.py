@@ -9,28 +9,18 @@ never returned.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from distrl.core.observation import Observation
 from distrl.core.task import Task
-from distrl.core.trajectory import Step, Trajectory
+from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv, DeviceFault
 from distrl.policies.base import Policy
-from distrl.runtime.rollout import finished_trajectory
+from distrl.runtime.episode import EpisodeInProgress
 
 MAX_RESET_ATTEMPTS = 5
-
-
-@dataclass
-class _Episode:
-    task: Task
-    observation: Observation
-    started_at: float
-    steps: list[Step] = field(default_factory=list)
 
 
 @dataclass
@@ -63,7 +53,7 @@ class Worker:
         self.greedy = greedy
         self.generator = torch.Generator().manual_seed(seed)
         self.stats = WorkerStats()
-        self._episodes: list[_Episode | None] = [None] * len(self.devices)
+        self._episodes: list[EpisodeInProgress | None] = [None] * len(self.devices)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         """Swap in newer weights (between steps; episodes in flight continue under them and the
@@ -78,7 +68,7 @@ class Worker:
                 observation = self.devices[index].reset(task)
             except DeviceFault:
                 continue  # a reset is also the restart: try again
-            self._episodes[index] = _Episode(task, observation, time.time())
+            self._episodes[index] = EpisodeInProgress(task, observation)
             return
         raise DeviceFault(
             f"device {index} of {self.worker_id} failed {MAX_RESET_ATTEMPTS} resets in a row"
@@ -101,41 +91,25 @@ class Worker:
                 assert episode is not None
                 action = output.actions[index]
                 try:
-                    observation, reward, done, info = self.devices[index].step(action)
+                    result = self.devices[index].step(action)
                 except DeviceFault:
                     self.stats.dropped += 1
                     self._start(index)
                     continue
                 self.stats.steps += 1
-                episode.steps.append(
-                    Step(
-                        observation=episode.observation,
-                        action=action,
-                        reward=reward,
-                        done=done,
-                        behaviour_logprob=float(output.logprobs[index]),
-                        entropy=float(output.entropies[index]),
-                        policy_version=self.policy.version,
-                        step_seconds=float(info.get("device_seconds", 0.0)),
-                    )
+                done = episode.record(
+                    action,
+                    result,
+                    logprob=float(output.logprobs[index]),
+                    entropy=float(output.entropies[index]),
+                    policy_version=self.policy.version,
                 )
-                episode.observation = observation
                 if done:
-                    finished.append(
-                        self._finish(episode, bool(info.get("success", reward > 0)), index)
-                    )
+                    finished.append(self._finish(episode, index))
                     self._start(index)
         return finished
 
-    def _finish(self, episode: _Episode, success: bool, index: int) -> Trajectory:
+    def _finish(self, episode: EpisodeInProgress, index: int) -> Trajectory:
         self.stats.episodes += 1
         device_id = getattr(self.devices[index], "device_id", f"device-{index}")
-        return finished_trajectory(
-            episode.task,
-            episode.steps,
-            success,
-            self.worker_id,
-            device_id,
-            episode.started_at,
-            episode.observation,
-        )
+        return episode.finish(self.worker_id, device_id)

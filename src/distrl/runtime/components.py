@@ -1,0 +1,46 @@
+"""Building the runtime's parts from a config, identically for the serial and the Ray runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from distrl.algos.registry import build_algorithm
+from distrl.config.schema import RunConfig
+from distrl.policies.base import Policy
+from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.runtime.learner import Learner
+from distrl.runtime.replay_service import ReplayService
+
+
+def build_policy(cfg: RunConfig) -> Policy:
+    """The policy a run trains (the small CPU policy)."""
+    del cfg  # one policy kind for now; the VLM policy will be chosen here
+    return SmallPolicy(SmallPolicyConfig())
+
+
+def reads_screenshots(policy: Policy) -> bool:
+    return bool(getattr(policy, "uses_screenshots", True))
+
+
+def build_learner(cfg: RunConfig, policy: Policy) -> Learner:
+    return Learner(policy, build_algorithm(cfg), lr=cfg.train.lr, grad_clip=cfg.train.grad_clip)
+
+
+def build_replay(
+    cfg: RunConfig, keep_screenshots: bool, store_dir: Path | None, flush_seconds: float = 0.0
+) -> ReplayService:
+    """The replay for ``cfg``: its algorithm's sampler and admission rule, storing to
+    ``store_dir``; observations keep screenshots only if the policy reads them (a 360x720 screen
+    is 0.78 MB: a replay full of them does not fit in memory)."""
+    return ReplayService(
+        build_algorithm(cfg),
+        window=cfg.aride.window,
+        capacity=cfg.train.replay_capacity,
+        max_staleness=cfg.train.max_staleness,
+        keep_screenshots=keep_screenshots,
+        store_dir=store_dir,
+        flush_seconds=flush_seconds,
+        max_inserts_per_sample=cfg.train.max_inserts_per_sample,
+        min_replay=cfg.train.min_replay,
+        seed=cfg.seed,
+    )

@@ -1,0 +1,221 @@
+"""The replay component: finished trajectories in, stored on disk, cut into windows, sampled out.
+
+Data flows one way: workers hand finished trajectories to :meth:`ReplayService.add`; a flush
+appends them to the run's Parquet store *before* they count (the store is the record of what was
+collected, so a crash never leaves a counted trajectory unstored); the algorithm's admission rule
+and reward shaping turn them into step windows in a bounded prioritized (or uniform) buffer; the
+learner draws batches with :meth:`sample` and writes fresh priorities back with
+:meth:`update_priorities`.
+
+The same class runs inside the serial loop and as a Ray actor, where calls from many workers and
+one learner interleave. Two consequences are handled here rather than by callers:
+
+* a worker that retries a send (its actor was restarted, a call timed out) must not store a
+  trajectory twice: trajectories are de-duplicated by id;
+* a priority computed for a sampled slot can arrive after the ring has overwritten that slot with
+  a new window: every slot carries a generation number and late write-backs for an older
+  generation are ignored.
+
+Staleness (learner version minus the oldest version that acted in a window) is bounded by
+``max_staleness``: too-old windows are dropped on arrival and when drawn, and counted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from distrl.algos.registry import Algorithm
+from distrl.algos.step_window import StepWindow, cut_windows
+from distrl.core.trajectory import Trajectory
+from distrl.replay import PrioritizedSampler, ReplayBuffer, RingStorage, UniformSampler
+from distrl.store import TrajectoryStore
+
+
+@dataclass
+class ReplayCounters:
+    #: Trajectories stored and offered to the replay (equals the store's count for a run).
+    trajectories: int = 0
+    windows_added: int = 0
+    stale_dropped: int = 0
+    #: Trajectories the algorithm did not admit (filtered BC: the failures).
+    not_admitted: int = 0
+    #: Sends of a trajectory id already stored (a retried send), ignored.
+    duplicates: int = 0
+    #: Windows handed to the learner.
+    windows_sampled: int = 0
+
+
+@dataclass(frozen=True)
+class ReplayBatch:
+    """Windows for one update, where they live and their importance weights.
+
+    Hand ``slots`` and ``generations`` back with the new priorities."""
+
+    windows: list[StepWindow]
+    slots: np.ndarray
+    generations: np.ndarray
+    weights: np.ndarray
+
+
+class ReplayService:
+    def __init__(
+        self,
+        algorithm: Algorithm,
+        *,
+        window: int,
+        capacity: int,
+        max_staleness: int,
+        keep_screenshots: bool,
+        store_dir: Path | None = None,
+        flush_seconds: float = 0.0,
+        max_inserts_per_sample: float | None = None,
+        min_replay: int = 1,
+        seed: int = 0,
+    ):
+        self.algorithm = algorithm
+        self.window = window
+        self.max_staleness = max_staleness
+        self.keep_screenshots = keep_screenshots
+        self.store = TrajectoryStore(store_dir, save_screens=False) if store_dir else None
+        self.flush_seconds = flush_seconds
+        self.max_inserts_per_sample = max_inserts_per_sample
+        self.min_replay = min_replay
+        sampler = (
+            PrioritizedSampler(capacity) if algorithm.prioritized else UniformSampler(capacity)
+        )
+        self.buffer: ReplayBuffer[StepWindow] = ReplayBuffer(RingStorage(capacity), sampler)
+        self.generations = np.zeros(capacity, dtype=np.int64)
+        self.rng = np.random.default_rng(seed)
+        self.counters = ReplayCounters()
+        #: The newest learner version seen (from ``sample`` calls); arrivals are judged by it.
+        self.learner_version = 0
+        self._pending: list[Trajectory] = []
+        self._pending_since = 0.0
+        self._seen_ids: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.buffer)
+
+    # -- in ----------------------------------------------------------------------------------------
+    def add(self, trajectories: Sequence[Trajectory]) -> int:
+        """Accept finished trajectories; they count once flushed (at once when ``flush_seconds``
+        is 0, else batched into one store shard per period). Returns how many were new."""
+        fresh = [t for t in trajectories if t.trajectory_id not in self._seen_ids]
+        self.counters.duplicates += len(trajectories) - len(fresh)
+        self._seen_ids.update(t.trajectory_id for t in fresh)
+        if fresh and not self._pending:
+            self._pending_since = time.monotonic()
+        self._pending.extend(fresh)
+        self._flush_if_due()
+        return len(fresh)
+
+    def _flush_if_due(self) -> None:
+        if self._pending and time.monotonic() - self._pending_since >= self.flush_seconds:
+            self.flush()
+
+    def flush(self) -> int:
+        """Store the pending trajectories (one shard), then let them count and enter the replay."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return 0
+        if self.store is not None:
+            self.store.append(pending)
+        self.ingest(pending)
+        return len(pending)
+
+    def ingest(self, trajectories: Sequence[Trajectory]) -> int:
+        """Cut trajectories (already stored) the algorithm admits into windows and add the
+        fresh-enough ones; returns the number of windows added."""
+        added = 0
+        for trajectory in trajectories:
+            self.counters.trajectories += 1
+            self._seen_ids.add(trajectory.trajectory_id)
+            if not self.algorithm.admits(trajectory):
+                self.counters.not_admitted += 1
+                continue
+            windows = cut_windows(
+                trajectory,
+                self.window,
+                self.algorithm.shaping,
+                keep_screenshots=self.keep_screenshots,
+            )
+            for window in windows:
+                if self.staleness(window, self.learner_version) > self.max_staleness:
+                    self.counters.stale_dropped += 1
+                    continue
+                slot = self.buffer.add(window)
+                self.generations[slot] += 1
+                added += 1
+        self.counters.windows_added += added
+        return added
+
+    def can_accept(self) -> bool:
+        """Backpressure: False while inserts run ahead of the learner by more than
+        ``max_inserts_per_sample`` windows per sampled window (workers then hold off)."""
+        if self.max_inserts_per_sample is None or self.counters.windows_added < self.min_replay:
+            return True
+        budget = self.min_replay + self.max_inserts_per_sample * self.counters.windows_sampled
+        return self.counters.windows_added < budget
+
+    # -- out ---------------------------------------------------------------------------------------
+    @staticmethod
+    def staleness(window: StepWindow, learner_version: int) -> int:
+        return learner_version - min(window.policy_versions)
+
+    def sample(self, batch_size: int, learner_version: int) -> ReplayBatch | None:
+        """A batch for a learner at ``learner_version``, stale windows removed (their priority
+        goes to zero: never drawn again); None until the replay holds ``min_replay`` windows."""
+        self.learner_version = max(self.learner_version, learner_version)
+        self._flush_if_due()
+        if len(self.buffer) < self.min_replay:
+            return None
+        batch = self.buffer.sample(batch_size, self.rng)
+        is_fresh = np.array(
+            [self.staleness(w, learner_version) <= self.max_staleness for w in batch.items]
+        )
+        stale_slots = batch.slots[~is_fresh]
+        if stale_slots.size:
+            self.counters.stale_dropped += int(stale_slots.size)
+            self.buffer.update_priorities(stale_slots, np.zeros(stale_slots.size))
+        fresh = np.flatnonzero(is_fresh)
+        self.counters.windows_sampled += len(fresh)
+        slots = batch.slots[fresh]
+        return ReplayBatch(
+            windows=[batch.items[i] for i in fresh],
+            slots=slots,
+            generations=self.generations[slots].copy(),
+            weights=batch.weights[fresh],
+        )
+
+    def update_priorities(
+        self, slots: np.ndarray, generations: np.ndarray, priorities: np.ndarray
+    ) -> int:
+        """Write back priorities for slots still holding the sampled window; returns how many."""
+        current = self.generations[slots] == generations
+        if current.any():
+            self.buffer.update_priorities(slots[current], np.asarray(priorities)[current])
+        return int(current.sum())
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, object]:
+        """Counters and the sampling RNG; the windows themselves are rebuilt from the store."""
+        return {"counters": vars(self.counters).copy(), "rng": self.rng.bit_generator.state}
+
+    def restore(
+        self, state: dict[str, object], stored: Sequence[Trajectory], learner_version: int
+    ) -> None:
+        """Refill from the store's trajectories (the record of what was collected, including any
+        stored after the checkpoint), then take the checkpoint's counters, with the trajectory
+        count set to what the store holds so that store and replay agree exactly."""
+        self.learner_version = learner_version
+        self._seen_ids.update(t.trajectory_id for t in stored)
+        self.ingest(stored[-self.buffer.capacity :])
+        counters = dict(state["counters"])  # type: ignore[call-overload]
+        counters["trajectories"] = len(stored)
+        self.counters = ReplayCounters(**counters)
+        self.rng.bit_generator.state = state["rng"]
