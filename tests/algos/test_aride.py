@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -117,3 +119,21 @@ def test_clipped_is_stops_pushing_down_below_the_floor_only() -> None:
     expected = truncated.clone()
     expected[0, 0] = 0.0
     assert torch.allclose(clipped, expected)
+
+
+def test_a_batch_of_one_step_gives_finite_gradients() -> None:
+    # Dropping stale windows can leave a single step in a batch: normalising its advantage
+    # must not divide by an undefined spread (NaN weights would then poison every worker).
+    policy = SmallPolicy(SmallPolicyConfig())
+    tasks = load_suite("general", "train")
+    episode = Worker([PhoneSimEnv(seed=3)], policy, lambda: tasks[0], seed=0).collect(1)[0]
+    one_step = dataclasses.replace(
+        episode, steps=[dataclasses.replace(episode.steps[0], done=True)]
+    )
+    shaping = RewardShaping(CONFIG.step_cost, CONFIG.invalid_penalty, CONFIG.repeat_penalty)
+    windows = cut_windows(one_step, 4, shaping)
+    assert len(windows) == 1 and len(windows[0].actions) == 1
+    loss = aride_loss(policy, windows, torch.ones(1), CONFIG)
+    loss.total.backward()
+    assert torch.isfinite(loss.total)
+    assert all(torch.isfinite(p.grad).all() for p in policy.parameters() if p.grad is not None)

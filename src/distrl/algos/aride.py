@@ -125,8 +125,11 @@ def aride_loss(
     if config.normalize_advantages:
         # Zero-mean advantages keep a mostly-failing batch from pushing every action down (which
         # only inflates entropy); unit scale makes the clip and learning rate batch-independent.
+        # (A batch can hold a single step once stale windows are dropped: no spread to divide
+        # by then, and the population std of one value is 0, not NaN.)
         valid_advantages = advantage[valid]
-        advantage = (advantage - valid_advantages.mean()) / (valid_advantages.std() + 1e-6) * mask
+        spread = valid_advantages.std(correction=0)
+        advantage = (advantage - valid_advantages.mean()) / (spread + 1e-6) * mask
     advantage = advantage.clamp(-config.advantage_clip, config.advantage_clip)
     surrogate = policy_surrogate(logp, behaviour, rho, advantage, valid, config) * representable
     policy_loss = -(step_weight * surrogate).sum() / steps

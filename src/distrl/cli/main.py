@@ -77,12 +77,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_arguments(play)
 
-    train = commands.add_parser("train", help="online RL on PhoneSim (serial runtime)")
+    train = commands.add_parser("train", help="online RL on PhoneSim (serial or Ray runtime)")
     _add_env_arguments(train)
     train.add_argument("--minutes", type=float, help="wall-clock budget (train.minutes)")
     train.add_argument("--updates", type=int, help="stop after N updates (train.max_updates)")
     train.add_argument("--devices", type=int, help="devices (train.devices)")
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its checkpoint")
+    train.add_argument("--runtime", help="serial or ray (train.runtime)")
+    train.add_argument("--mode", help="ray runtime: async or sync (train.mode)")
+    train.add_argument("--algo", help="aride, digirl or fbc (train.algo)")
+    train.add_argument("--workers", type=int, help="Ray worker actors (ray.workers)")
+    train.add_argument(
+        "--ray-address", help="join this Ray cluster, e.g. auto (ray.address); default: local"
+    )
     _add_config_arguments(train)
 
     evaluate = commands.add_parser("eval", help="success of a saved policy on a task split")
@@ -127,6 +134,11 @@ _FLAG_TO_KEY = {
     "minutes": "train.minutes",
     "updates": "train.max_updates",
     "devices": "train.devices",
+    "runtime": "train.runtime",
+    "mode": "train.mode",
+    "algo": "train.algo",
+    "workers": "ray.workers",
+    "ray_address": "ray.address",
     "eval_episodes": "train.eval_episodes",
     "warm_start_episodes": "train.warm_start_episodes",
     "demo_noise": "train.demo_noise",

@@ -12,9 +12,16 @@ from rich.table import Table
 
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
+from distrl.config.schema import RunConfig
 from distrl.errors import InputError
 from distrl.runtime.run_log import CHECKPOINT
 from distrl.runtime.serial import load_demonstrations, train
+
+
+def _runtime(cfg: RunConfig) -> str:
+    if cfg.train.runtime == "serial":
+        return "serial"
+    return f"ray {cfg.train.mode}, {cfg.ray.workers} workers, {cfg.train.devices} devices"
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
@@ -30,7 +37,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # before any progress output
     err = Console(stderr=True)
     with Progress(
-        TextColumn(f"[bold]train[/] {cfg.train.algo} on {cfg.env.suite}"),
+        TextColumn(f"[bold]train[/] {cfg.train.algo} on {cfg.env.suite} ({_runtime(cfg)})"),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}% of {task.fields[minutes]} min"),
         TextColumn("{task.fields[info]}"),
@@ -44,7 +51,12 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
             info = f"loss {metrics['loss']:.3f}" if "loss" in metrics else "filling replay"
             progress.update(bar, completed=min(fraction, 1.0), info=info)
 
-        result = train(cfg, resume=resume, demonstrations=demonstrations, on_progress=advance)
+        run_training = train
+        if cfg.train.runtime == "ray":
+            from distrl.runtime.distributed.driver import train_ray as run_training
+        result = run_training(
+            cfg, resume=resume, demonstrations=demonstrations, on_progress=advance
+        )
         progress.update(bar, completed=1.0, info="done")
     summary = result.summary()
     if args.json:

@@ -31,7 +31,9 @@ class Learner:
 
     def update(self, batch: ReplayBatch) -> tuple[np.ndarray, dict[str, float]]:
         """One gradient step on ``batch``; returns the windows' new priorities and metrics."""
-        weights = torch.as_tensor(batch.weights, dtype=torch.float32)
+        weights = torch.tensor(
+            batch.weights, dtype=torch.float32
+        )  # a copy: Ray's arrays are read-only
         loss, priorities, metrics = self.algorithm.loss_fn(self.policy, batch.windows, weights)
         self.optimizer.zero_grad()
         loss.backward()

@@ -1,0 +1,1 @@
+"""``runtime=ray``: the serial runtime's parts (worker, replay, learner) placed as Ray actors."""

@@ -1,0 +1,328 @@
+"""The Ray actors of the distributed runtime: thin shells around the serial runtime's classes.
+
+Data flows one way, as in the serial runtime:
+
+* :class:`WorkerActor` runs an :class:`~distrl.runtime.async_worker.AsyncWorker` (K devices,
+  concurrently) and sends finished trajectories to the replay, at most one send in flight (a send
+  waits for the previous one to be acknowledged: that bounds what is queued between them);
+* :class:`ReplayActor` wraps :class:`~distrl.runtime.replay_service.ReplayService`: it stores
+  trajectories in the run's Parquet store before they count, then serves batches;
+* :class:`LearnerActor` wraps :class:`~distrl.runtime.learner.Learner`: it pulls batches, updates,
+  writes priorities back and publishes weights;
+* :class:`WeightsBoard` holds the newest published weights (an object-store reference, so weights
+  travel once per version and node) and the stop flag; workers poll it between episodes.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import ray
+import torch
+
+from distrl.algos.rewards import shaped_rewards
+from distrl.config.schema import RunConfig
+from distrl.core.trajectory import Trajectory
+from distrl.envs.phonesim.env import PhoneSimEnv
+from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.runtime.async_worker import AsyncWorker, CollectStats
+from distrl.runtime.components import build_learner, build_policy, build_replay
+from distrl.runtime.evaluation import TaskSampler
+from distrl.runtime.replay_service import ReplayBatch
+
+#: How often a busy worker looks at the board for the stop flag (real seconds).
+STOP_POLL_SECONDS = 0.5
+#: How often a held-off worker asks the replay whether it takes data again.
+BACKPRESSURE_POLL_SECONDS = 0.2
+
+
+class WeightsBoard:
+    """The newest weights (version and object reference) and whether workers should stop."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.refs: list[ray.ObjectRef] = []
+        self.stopped = False
+
+    def publish(self, version: int, refs: list[ray.ObjectRef]) -> None:
+        # ``refs`` is a list so Ray hands over the reference itself, not the weights.
+        if version > self.version:
+            self.version, self.refs = version, refs
+
+    def poll(self, known_version: int) -> tuple[bool, int, list[ray.ObjectRef] | None]:
+        """(stop?, newest version, its reference if newer than ``known_version``)."""
+        newer = self.refs if self.version > known_version else None
+        return self.stopped, self.version, newer
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class ReplayActor:
+    """A :class:`ReplayService` that also keeps running collection figures for the driver."""
+
+    def __init__(self, cfg: RunConfig, store_dir: str, keep_screenshots: bool):
+        self.service = build_replay(
+            cfg, keep_screenshots, store_dir=Path(store_dir), flush_seconds=cfg.ray.flush_seconds
+        )
+        self.shaping = self.service.algorithm.shaping
+        self._window = _CollectWindow()
+
+    def add(self, trajectories: list[Trajectory]) -> bool:
+        """Take trajectories; returns whether the sender may keep sending (backpressure)."""
+        self.service.add(trajectories)
+        for trajectory in trajectories:
+            self._window.add(trajectory, sum(shaped_rewards(trajectory, self.shaping)))
+        return self.service.can_accept()
+
+    def can_accept(self) -> bool:
+        return self.service.can_accept()
+
+    def sample(self, batch_size: int, learner_version: int) -> ReplayBatch | None:
+        return self.service.sample(batch_size, learner_version)
+
+    def update_priorities(
+        self, slots: np.ndarray, generations: np.ndarray, priorities: np.ndarray
+    ) -> int:
+        return self.service.update_priorities(slots, generations, priorities)
+
+    def flush(self) -> int:
+        return self.service.flush()
+
+    def stats(self) -> dict[str, float]:
+        """Counters, replay size, and collection figures since the previous call."""
+        return {
+            **vars(self.service.counters),
+            "windows": len(self.service),
+            **self._window.take(),
+        }
+
+    def state_dict(self) -> dict[str, object]:
+        return self.service.state_dict()
+
+    def restore(self, state: dict[str, object], learner_version: int) -> int:
+        """Refill from the run's store after a restart; returns the stored trajectory count."""
+        assert self.service.store is not None
+        stored = self.service.store.load()
+        self.service.restore(state, stored, learner_version)
+        return len(stored)
+
+
+class LearnerActor:
+    """Trains on batches pulled from the replay and publishes weights to the board."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        replay: Any,
+        board: Any,
+        policy_state: dict[str, torch.Tensor] | None,
+        learner_state: dict[str, object] | None,
+    ):
+        torch.manual_seed(cfg.seed)
+        self.cfg = cfg
+        self.replay, self.board = replay, board
+        self.learner = build_learner(cfg, build_policy(cfg))
+        if policy_state is not None:
+            self.learner.policy.load_state_dict(policy_state)
+        if learner_state is not None:
+            self.learner.load_state_dict(learner_state)
+        self.timeout = cfg.ray.call_timeout_seconds
+
+    def publish(self) -> int:
+        state, version = self.learner.weights()
+        ray.get(self.board.publish.remote(version, [ray.put(state)]), timeout=self.timeout)
+        return version
+
+    def train(self, max_updates: int, max_seconds: float) -> dict[str, Any]:
+        """Up to ``max_updates`` updates within ``max_seconds``, publishing after each; stops
+        early while the replay holds too little. Returns the count and the mean metrics."""
+        started = time.monotonic()
+        sums: dict[str, float] = {}
+        done = 0
+        while done < max_updates and time.monotonic() - started < max_seconds:
+            batch = ray.get(
+                self.replay.sample.remote(self.cfg.train.batch_size, self.learner.version),
+                timeout=self.timeout,
+            )
+            if batch is None:
+                break
+            if not batch.windows:
+                continue  # every window drawn was stale (and is now gone)
+            priorities, metrics = self.learner.update(batch)
+            # Not awaited: calls from one caller run in order, so the next sample sees it.
+            self.replay.update_priorities.remote(batch.slots, batch.generations, priorities)
+            self.publish()
+            done += 1
+            for key, value in metrics.items():
+                sums[key] = sums.get(key, 0.0) + value
+        seconds = time.monotonic() - started
+        means = {key: value / done for key, value in sums.items()} if done else {}
+        if done:
+            means["updates_per_s"] = done / max(seconds, 1e-9)
+        return {"updates": done, "total_updates": self.learner.updates, "metrics": means}
+
+    def total_updates(self) -> int:
+        return self.learner.updates
+
+    def policy_state(self) -> tuple[dict[str, torch.Tensor], int]:
+        return self.learner.weights()
+
+    def state_dict(self) -> dict[str, object]:
+        return self.learner.state_dict()
+
+
+class WorkerActor:
+    """K devices driven by a local policy copy; sends finished trajectories to the replay."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        worker_index: int,
+        first_device: int,
+        num_devices: int,
+        replay: Any,
+        board: Any,
+        seed: int,
+    ):
+        self.cfg, self.replay, self.board = cfg, replay, board
+        self.timeout = cfg.ray.call_timeout_seconds
+        # A restarted actor draws a different task stream than its previous life did.
+        with warnings.catch_warnings():  # Ray 2.60 warns about its own use of actor_id here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            reborn = ray.get_runtime_context().was_current_actor_reconstructed
+        restarts = 1 + time.time_ns() % 1_000_003 if reborn else 0
+        tasks = load_suite(cfg.env.suite, "train")
+        worker_id = f"worker-{worker_index}"
+
+        def make_device(index: int, incarnation: int) -> PhoneSimEnv:
+            slot = first_device + index
+            return PhoneSimEnv(
+                cfg.env.phonesim,
+                seed=(cfg.seed * 10_007 + slot) * 1_009 + incarnation + restarts,
+                device_id=f"phonesim-{slot}",
+            )
+
+        self.worker = AsyncWorker(
+            make_device,
+            num_devices,
+            build_policy(cfg),
+            TaskSampler(tasks, seed * 7_919 + worker_index * 101 + restarts),
+            worker_id=worker_id,
+            seed=seed * 7_919 + worker_index + restarts,
+            step_timeout_seconds=cfg.ray.step_timeout_seconds,
+        )
+        self.version = -1
+        self._stop = False
+        self._last_poll = 0.0
+        self._send_ref: ray.ObjectRef | None = None
+        self._accepting = True
+        self._outbox: list[Trajectory] = []
+        self.refresh_weights()  # a restarted worker re-syncs before it acts
+
+    # -- weights and stop ----------------------------------------------------------------------
+    def refresh_weights(self) -> None:
+        stopped, version, refs = ray.get(self.board.poll.remote(self.version), timeout=self.timeout)
+        self._stop = stopped
+        self._last_poll = time.monotonic()
+        if refs:
+            self.worker.set_weights(ray.get(refs[0], timeout=self.timeout), version)
+            self.version = version
+
+    def _should_stop(self) -> bool:
+        if time.monotonic() - self._last_poll >= STOP_POLL_SECONDS:
+            self.refresh_weights()
+        return self._stop
+
+    # -- sending -------------------------------------------------------------------------------
+    def _on_finished(self, trajectory: Trajectory) -> None:
+        self._outbox.append(trajectory)
+        self._send(wait=False)
+        self.refresh_weights()  # between episodes: pick up newer weights
+
+    def _send(self, wait: bool) -> None:
+        """Send the outbox once the previous send is acknowledged (``wait``: block for it)."""
+        if self._send_ref is not None:
+            ready, _ = ray.wait([self._send_ref], timeout=self.timeout if wait else 0)
+            if not ready:
+                return
+            self._accepting = ray.get(self._send_ref, timeout=self.timeout)
+            self._send_ref = None
+        if self._outbox:
+            batch, self._outbox = self._outbox, []
+            self._send_ref = self.replay.add.remote(batch)
+        if wait and self._send_ref is not None:
+            self._accepting = ray.get(self._send_ref, timeout=self.timeout)
+            self._send_ref = None
+
+    def _may_start(self) -> bool:
+        if self._accepting:
+            return True
+        self._send(wait=False)
+        if self._send_ref is None and self._outbox == []:
+            self._accepting = ray.get(self.replay.can_accept.remote(), timeout=self.timeout)
+            if not self._accepting:
+                time.sleep(BACKPRESSURE_POLL_SECONDS)
+        return self._accepting
+
+    # -- the two modes -------------------------------------------------------------------------
+    def run_async(self) -> dict[str, float]:
+        """Collect until the board says stop; returns this life's collection figures."""
+        started = time.monotonic()
+        before = CollectStats(**vars(self.worker.stats))
+        self.worker.run(self._on_finished, may_start=self._may_start, should_stop=self._should_stop)
+        self._send(wait=True)
+        self._send(wait=True)  # the outbox may have refilled while the first send was in flight
+        return self._figures(before, time.monotonic() - started)
+
+    def collect(self, episodes: int) -> dict[str, float]:
+        """Sync mode: take the newest weights, run exactly ``episodes`` episodes, deliver them."""
+        started = time.monotonic()
+        self.refresh_weights()
+        before = CollectStats(**vars(self.worker.stats))
+        outbox: list[Trajectory] = []
+        self.worker.run(outbox.append, max_episodes=episodes)
+        ray.get(self.replay.add.remote(outbox), timeout=self.timeout)
+        return self._figures(before, time.monotonic() - started)
+
+    def _figures(self, before: CollectStats, seconds: float) -> dict[str, float]:
+        now = vars(self.worker.stats)
+        figures = {key: now[key] - value for key, value in vars(before).items()}
+        figures["seconds"] = seconds
+        figures["devices"] = len(self.worker.slots)
+        return figures
+
+    def node_id(self) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+
+class _CollectWindow:
+    """Collection figures accumulated between two ``stats`` calls."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.count = self.successes = self.steps = 0
+        self.returns = 0.0
+
+    def add(self, trajectory: Trajectory, episode_return: float) -> None:
+        self.count += 1
+        self.successes += int(trajectory.success)
+        self.steps += len(trajectory)
+        self.returns += episode_return
+
+    def take(self) -> dict[str, float]:
+        figures = {"recent_trajectories": float(self.count)}
+        if self.count:
+            figures |= {
+                "recent_success": self.successes / self.count,
+                "recent_return": self.returns / self.count,
+                "recent_episode_steps": self.steps / self.count,
+            }
+        self._reset()
+        return figures

@@ -1,0 +1,350 @@
+"""``runtime=ray``: place the replay, learner and workers as Ray actors and drive a run.
+
+The driver (this process) owns the run folder: TensorBoard, the evaluation curve, checkpoints.
+It does not touch data on its way: workers send trajectories to the replay actor, the learner
+actor pulls batches from it and publishes weights to the board, workers pick them up.
+
+* **async**: workers collect until told to stop; the driver asks the learner for short chunks of
+  updates (so it can evaluate, checkpoint and notice dead workers in between).
+* **sync** (DigiRL-style baseline): each round, every worker collects its share of
+  ``episodes_per_round`` with the same weights, all wait at the barrier, the learner runs
+  ``updates_per_round`` updates, the new weights are broadcast.
+
+A worker actor that dies (``ray.kill``, a crashed process) is restarted by Ray (``max_restarts``),
+re-syncs to the newest weights in its constructor, and the driver resumes its work; episodes it
+had in flight are lost (never stored, never counted). Checkpoints hold the learner, the replay's
+counters and RNG and the curve; the replay's windows are rebuilt from the Parquet store on
+``--resume``, so a run killed with SIGKILL continues from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ray
+import torch
+from ray.exceptions import RayActorError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from torch.utils.tensorboard import SummaryWriter
+
+from distrl.config.schema import RunConfig
+from distrl.core.trajectory import Trajectory
+from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.runtime.async_worker import CollectStats
+from distrl.runtime.components import build_policy, reads_screenshots
+from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
+from distrl.runtime.distributed.session import device_shares, ray_session
+from distrl.runtime.run_dir import create_run_dir
+from distrl.runtime.run_log import (
+    RunClock,
+    TrainResult,
+    load_checkpoint,
+    record_eval,
+    save_checkpoint,
+    write_outputs,
+)
+from distrl.runtime.serial import load_demonstrations, warm_start
+
+#: Longest stretch of learner updates between two looks of the driver (real seconds).
+CHUNK_SECONDS = 2.0
+
+
+class Placement:
+    """The run's actors, created with explicit resources."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        run_dir: Path,
+        policy_state: dict[str, torch.Tensor],
+        learner_state: dict[str, Any] | None,
+    ):
+        self.cfg = cfg
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        # The board and the replay live with the driver: the store is this machine's disk.
+        self.board = ray.remote(WeightsBoard).options(num_cpus=0, scheduling_strategy=here).remote()
+        keep_screens = reads_screenshots(build_policy(cfg))
+        self.replay = (
+            ray.remote(ReplayActor)
+            .options(num_cpus=0, scheduling_strategy=here)
+            .remote(cfg, str(run_dir / "trajectories"), keep_screens)
+        )
+        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        self.learner_options = {"num_cpus": 1 if gpus == 0 else 0, "num_gpus": gpus}
+        self.learner = (
+            ray.remote(LearnerActor)
+            .options(**self.learner_options)
+            .remote(cfg, self.replay, self.board, policy_state, learner_state)
+        )
+        self.shares = device_shares(cfg.train.devices, cfg.ray.workers)
+        self.workers = []
+        first = 0
+        for index, devices in enumerate(self.shares):
+            worker = (
+                ray.remote(WorkerActor)
+                .options(
+                    name=f"distrl-worker-{index}",
+                    num_cpus=0,
+                    resources={cfg.ray.device_resource: devices},
+                    max_restarts=-1,
+                    max_task_retries=0,
+                )
+                .remote(cfg, index, first, devices, self.replay, self.board, cfg.seed)
+            )
+            self.workers.append(worker)
+            first += devices
+
+    def get(self, ref: Any) -> Any:
+        return ray.get(ref, timeout=self.cfg.ray.call_timeout_seconds)
+
+    def worker_nodes(self) -> list[str]:
+        """The Ray node each worker runs on."""
+        return [self.get(w.node_id.remote()) for w in self.workers]
+
+    def shutdown(self) -> None:
+        """End every actor of the run (workers would otherwise be restarted and hold devices)."""
+        for actor in [*self.workers, self.learner, self.replay, self.board]:
+            ray.kill(actor, no_restart=True)
+
+
+def train_ray(
+    cfg: RunConfig,
+    resume: Path | None = None,
+    demonstrations: list[Trajectory] | None = None,
+    on_progress: Callable[[float, dict[str, float]], None] | None = None,
+) -> TrainResult:
+    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``)."""
+    if demonstrations is None and cfg.train.demos and resume is None:
+        demonstrations = load_demonstrations(Path(cfg.train.demos))
+    torch.manual_seed(cfg.seed)
+    with ray_session(cfg):
+        run_dir = resume if resume is not None else create_run_dir(cfg, "train")
+        test_tasks = load_suite(cfg.env.suite, "test")
+        policy = build_policy(cfg)
+        state = load_checkpoint(run_dir) if resume is not None else None
+        if state is None and (demonstrations or cfg.train.warm_start_episodes > 0):
+            train_tasks = load_suite(cfg.env.suite, "train")
+            warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
+        learner_state = state["learner"] if state is not None else None
+        placement = Placement(cfg, run_dir, policy.state_dict(), learner_state)
+        result = TrainResult(run_dir)
+        elapsed_before = 0.0
+        if state is not None:
+            version = int(state["learner"]["version"])
+            result.episodes = placement.get(
+                placement.replay.restore.remote(state["replay"], version)
+            )
+            result.curve = state["curve"]
+            elapsed_before = state["elapsed"]
+        try:
+            placement.get(placement.learner.publish.remote())
+            runner = _AsyncRun if cfg.train.mode == "async" else _SyncRun
+            return runner(cfg, placement, result, elapsed_before, test_tasks, on_progress).run()
+        finally:
+            placement.shutdown()
+
+
+class _Run:
+    """The loop both modes share: evaluate, stop, checkpoint, log; ``step`` differs."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        placement: Placement,
+        result: TrainResult,
+        elapsed_before: float,
+        test_tasks: list,
+        on_progress: Callable[[float, dict[str, float]], None] | None,
+    ):
+        self.cfg, self.placement, self.result = cfg, placement, result
+        self.test_tasks = test_tasks
+        self.on_progress = on_progress
+        last_eval = result.curve[-1]["minutes"] if result.curve else None
+        self.clock = RunClock(cfg, elapsed_before, last_eval)
+        self.writer = SummaryWriter(str(result.run_dir / "tensorboard"))
+        self.updates = placement.get(placement.learner.total_updates.remote())
+        self.collected = CollectStats()
+        self.worker_restarts = 0
+        self.collect_seconds = 0.0
+        self.policy = build_policy(cfg)
+        self._sync_policy()
+
+    # -- pieces --------------------------------------------------------------------------------
+    def _sync_policy(self) -> None:
+        state, version = self.placement.get(self.placement.learner.policy_state.remote())
+        self.policy.load_state_dict(state)
+        self.policy.version = version
+
+    def _evaluate(self) -> None:
+        self._sync_policy()
+        record_eval(
+            self.cfg,
+            self.policy,
+            self.test_tasks,
+            self.clock.elapsed,
+            self.updates,
+            self.result,
+            self.writer,
+        )
+
+    def _log(self, trained: dict[str, Any]) -> None:
+        for key, value in trained.get("metrics", {}).items():
+            self.writer.add_scalar(f"learner/{key}", value, self.updates)
+        stats = self.placement.get(self.placement.replay.stats.remote())
+        for key in ("recent_success", "recent_return", "recent_episode_steps"):
+            if key in stats:
+                name = key.removeprefix("recent_")
+                self.writer.add_scalar(f"collect/{name}", stats[key], self.updates)
+        self.writer.add_scalar("replay/windows", stats["windows"], self.updates)
+        self.writer.add_scalar("replay/stale_dropped", stats["stale_dropped"], self.updates)
+        self.writer.add_scalar("collect/trajectories", stats["trajectories"], self.updates)
+        self.result.episodes = int(stats["trajectories"])
+
+    def _checkpoint(self) -> None:
+        self.placement.get(self.placement.replay.flush.remote())
+        learner_state = self.placement.get(self.placement.learner.state_dict.remote())
+        self.policy.load_state_dict(learner_state["policy"])
+        state = {
+            "learner": learner_state,
+            "replay": self.placement.get(self.placement.replay.state_dict.remote()),
+            "elapsed": self.clock.elapsed,
+            "curve": self.result.curve,
+            "episodes": self.result.episodes,
+        }
+        save_checkpoint(self.result.run_dir, state, self.policy)
+
+    def _done_by_updates(self) -> bool:
+        limit = self.cfg.train.max_updates
+        return limit is not None and self.updates >= limit
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self) -> TrainResult:
+        self.start()
+        trained: dict[str, Any] = {}
+        while True:
+            if self.clock.eval_due():
+                self._evaluate()
+            if self.clock.out_of_time() or self._done_by_updates():
+                break
+            trained = self.step()
+            self.updates = int(trained["total_updates"])
+            self._log(trained)
+            if self.on_progress is not None:
+                self.on_progress(self.clock.fraction, trained.get("metrics", {}))
+            if self.clock.checkpoint_due():
+                self._checkpoint()
+        self.stop()
+        self.placement.get(self.placement.replay.flush.remote())
+        self._log({})
+        if not self.result.curve or self.result.curve[-1]["updates"] != self.updates:
+            self._evaluate()  # the curve ends with the policy the run ends with
+        self._checkpoint()
+        self.result.updates = self.updates
+        self.result.extra = {
+            "runtime": "ray",
+            "mode": self.cfg.train.mode,
+            **self.figures(),
+            "worker_nodes": self.placement.worker_nodes(),
+        }
+        self.writer.close()
+        write_outputs(self.result.run_dir, self.result)
+        return self.result
+
+    def figures(self) -> dict[str, Any]:
+        """Collection figures: trajectories, device utilisation, drops, restarts."""
+        stats = self.collected
+        device_seconds = self.cfg.train.devices * max(self.collect_seconds, 1e-9)
+        return {
+            "collection": {
+                "trajectories": stats.episodes,
+                "steps": stats.steps,
+                "seconds": round(self.collect_seconds, 2),
+                "device_utilisation": round(stats.busy_seconds / device_seconds, 4),
+                "dropped_partial_episodes": stats.dropped,
+                "device_crashes": stats.crashes,
+                "device_hangs": stats.hangs,
+                "devices_replaced": stats.replaced,
+                "worker_restarts": self.worker_restarts,
+            }
+        }
+
+    def _add_figures(self, figures: dict[str, float]) -> None:
+        self.collected.merge(
+            CollectStats(**{k: figures[k] for k in vars(CollectStats()) if k in figures})
+        )
+
+    def start(self) -> None: ...
+
+    def step(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def stop(self) -> None: ...
+
+
+class _AsyncRun(_Run):
+    def start(self) -> None:
+        self.started = time.monotonic()
+        self.running = {w.run_async.remote(): i for i, w in enumerate(self.placement.workers)}
+
+    def step(self) -> dict[str, Any]:
+        remaining = None
+        if self.cfg.train.max_updates is not None:
+            remaining = self.cfg.train.max_updates - self.updates
+        chunk = remaining if remaining is not None else 1_000_000
+        trained = self.placement.get(self.placement.learner.train.remote(chunk, CHUNK_SECONDS))
+        if trained["updates"] == 0:  # the replay is still filling: wait on the workers a bit
+            ray.wait(list(self.running), timeout=0.2)
+        self._revive_dead_workers()
+        return trained
+
+    def _revive_dead_workers(self) -> None:
+        ended, _ = ray.wait(list(self.running), num_returns=len(self.running), timeout=0)
+        for ref in ended:
+            index = self.running.pop(ref)
+            try:
+                self._add_figures(ray.get(ref, timeout=self.cfg.ray.call_timeout_seconds))
+            except RayActorError:
+                self.worker_restarts += 1  # Ray restarts the actor; give it its work back
+            self.running[self.placement.workers[index].run_async.remote()] = index
+
+    def stop(self) -> None:
+        self.placement.get(self.placement.board.stop.remote())
+        for ref in list(self.running):
+            try:
+                self._add_figures(self.placement.get(ref))
+            except RayActorError:
+                self.worker_restarts += 1
+        self.collect_seconds = time.monotonic() - self.started
+
+
+class _SyncRun(_Run):
+    def step(self) -> dict[str, Any]:
+        self.placement.get(self.placement.learner.publish.remote())
+        started = time.monotonic()
+        total = self.cfg.train.episodes_per_round
+        devices = self.cfg.train.devices
+        shares = [max(1, round(total * d / devices)) for d in self.placement.shares]
+        pending = {
+            w.collect.remote(n): (i, n)
+            for i, (w, n) in enumerate(zip(self.placement.workers, shares, strict=True))
+        }
+        while pending:  # the barrier
+            ready, _ = ray.wait(list(pending), timeout=self.cfg.ray.call_timeout_seconds)
+            if not ready:
+                raise TimeoutError("a sync round waited longer than ray.call_timeout_seconds")
+            for ref in ready:
+                index, share = pending.pop(ref)
+                try:
+                    self._add_figures(ray.get(ref))
+                except RayActorError:
+                    self.worker_restarts += 1
+                    pending[self.placement.workers[index].collect.remote(share)] = (index, share)
+        self.placement.get(self.placement.replay.flush.remote())
+        trained = self.placement.get(
+            self.placement.learner.train.remote(self.cfg.train.updates_per_round, float("inf"))
+        )
+        self.collect_seconds += time.monotonic() - started
+        return trained

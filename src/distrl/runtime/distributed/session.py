@@ -1,0 +1,93 @@
+"""Starting or joining Ray with safe defaults, and checking it can place the run.
+
+A local Ray is started on loopback only (Ray otherwise binds its servers to every interface and
+advertises the machine's public address; ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` is Ray's own
+switch for a single-machine instance), with explicit CPUs and one unit of the device resource
+per device slot, no dashboard unless asked, and Ray's token authentication left as Ray sets it
+(on by default since Ray 2.59). Joining a cluster (``ray.address``) uses the cluster's own
+settings; the device resource must then be offered by the nodes that run devices.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import ray
+
+from distrl.config.schema import RunConfig
+from distrl.errors import InputError
+
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextmanager
+def ray_session(cfg: RunConfig) -> Iterator[None]:
+    """Ray for the run; shut down afterwards if this call started it."""
+    if ray.is_initialized():  # an embedding program (or a test) already connected
+        check_resources(cfg)
+        yield
+        return
+    if cfg.ray.address is None:
+        _stay_on_loopback()
+        ray.init(
+            num_cpus=cfg.ray.num_cpus or os.cpu_count() or 1,
+            resources={cfg.ray.device_resource: float(cfg.train.devices)},
+            include_dashboard=cfg.ray.dashboard,
+            log_to_driver=True,
+            configure_logging=True,
+            logging_level="WARNING",
+        )
+    else:
+        try:
+            ray.init(address=cfg.ray.address, logging_level="WARNING")
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise InputError(
+                f"ray.address={cfg.ray.address}: cannot join the cluster ({exc})"
+            ) from exc
+    try:
+        check_resources(cfg)
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _stay_on_loopback() -> None:
+    """Make a local Ray advertise and bind 127.0.0.1 (unless the user set the switch).
+
+    Ray reads the switch when it is imported, so a program that imported ray before us also
+    needs the module constant changed; the environment variable covers Ray's child processes.
+    """
+    if LOOPBACK_SWITCH in os.environ:
+        return
+    os.environ[LOOPBACK_SWITCH] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def check_resources(cfg: RunConfig) -> None:
+    """Fail with a clear message instead of actors that stay pending forever."""
+    offered = ray.cluster_resources().get(cfg.ray.device_resource, 0.0)
+    if offered < cfg.train.devices:
+        raise InputError(
+            f"train.devices={cfg.train.devices} but the Ray cluster offers {offered:g} units of "
+            f"the device resource {cfg.ray.device_resource!r}; start nodes with "
+            f"`ray start --resources='{{\"{cfg.ray.device_resource}\": N}}'` or lower "
+            "train.devices"
+        )
+    if cfg.ray.workers > cfg.train.devices:
+        raise InputError(
+            f"ray.workers={cfg.ray.workers} exceeds train.devices={cfg.train.devices}: each "
+            "worker needs at least one device"
+        )
+
+
+def device_shares(devices: int, workers: int) -> list[int]:
+    """Devices per worker, as even as possible.
+
+    >>> device_shares(10, 4)
+    [3, 3, 2, 2]
+    """
+    return [devices // workers + (1 if i < devices % workers else 0) for i in range(workers)]

@@ -1,0 +1,70 @@
+"""Ray placement: a local Ray bound to loopback, and workers placed by the device resource on a
+two-node cluster (ray.cluster_utils.Cluster: real raylets, one machine)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+from distrl.config.schema import RunConfig
+from distrl.errors import InputError
+from distrl.runtime.distributed.driver import train_ray
+from distrl.runtime.distributed.session import ray_session
+
+
+def _cfg(tmp_path: Path) -> RunConfig:
+    cfg = RunConfig()
+    cfg.run_root = str(tmp_path)
+    cfg.train.runtime = "ray"
+    cfg.train.devices = 4
+    cfg.train.min_replay = 16
+    cfg.train.batch_size = 8
+    cfg.train.eval_episodes = 2
+    cfg.train.max_updates = 3
+    cfg.ray.workers = 2
+    cfg.ray.num_cpus = 2
+    cfg.ray.call_timeout_seconds = 120
+    return cfg
+
+
+def test_local_ray_listens_on_loopback_with_token_auth_and_no_dashboard(tmp_path: Path) -> None:
+    assert not ray.is_initialized()
+    with ray_session(_cfg(tmp_path)):
+        context = ray.get_runtime_context()
+        assert context.gcs_address.startswith("127.0.0.1:")
+        assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
+        assert os.environ.get("RAY_AUTH_MODE") == "token"
+        assert ray.cluster_resources()["distrl_device"] == 4
+        node = ray._private.worker.global_worker.node
+        assert not node.address_info.get("webui_url")
+    assert not ray.is_initialized()
+
+
+def test_too_few_device_slots_is_a_clear_error(tmp_path: Path) -> None:
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    try:
+        cfg = _cfg(tmp_path)
+        cfg.ray.address = cluster.address
+        with pytest.raises(InputError, match="offers 0 units of the device resource"):
+            train_ray(cfg)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def test_workers_are_placed_on_the_node_that_offers_devices(tmp_path: Path) -> None:
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    device_node = cluster.add_node(num_cpus=1, resources={"distrl_device": 4})
+    try:
+        cfg = _cfg(tmp_path)
+        cfg.ray.address = cluster.address
+        result = train_ray(cfg)
+        assert result.updates == 3 and result.episodes > 0
+        assert result.extra["worker_nodes"] == [device_node.node_id] * 2
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
