@@ -118,6 +118,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--suite", dest="bench_suite", default="both", choices=("general", "webshop", "both")
     )
     _add_config_arguments(bench_env)
+    bench_collect = bench_commands.add_parser(
+        "collect", help="trajectories/hour and device utilisation, async vs sync, on Ray"
+    )
+    bench_collect.add_argument("--devices", type=int, default=32, help="devices per mode")
+    bench_collect.add_argument(
+        "--mode", dest="bench_mode", default="both", choices=("async", "sync", "both")
+    )
+    bench_collect.add_argument(
+        "--minutes", dest="bench_minutes", type=float, default=2.0, help="real minutes per run"
+    )
+    bench_collect.add_argument(
+        "--time-scale",
+        type=float,
+        default=0.05,
+        help="real seconds slept per modelled second of device latency",
+    )
+    bench_collect.add_argument(
+        "--scaling", help="comma-separated device counts for the async scaling curve, e.g. 8,16"
+    )
+    bench_collect.add_argument("--plot", help="where to save the scaling PNG")
+    _add_config_arguments(bench_collect)
     return parser
 
 

@@ -185,11 +185,14 @@ class WorkerActor:
         worker_index: int,
         first_device: int,
         num_devices: int,
-        replay: Any,
-        board: Any,
+        replay_name: str,
+        board_name: str,
         seed: int,
     ):
-        self.cfg, self.replay, self.board = cfg, replay, board
+        # By name, not by handle: a restarted actor looks them up again (handles passed as
+        # constructor arguments would have to outlive the actor's restarts).
+        self.cfg = cfg
+        self.replay, self.board = ray.get_actor(replay_name), ray.get_actor(board_name)
         self.timeout = cfg.ray.call_timeout_seconds
         # A restarted actor draws a different task stream than its previous life did.
         with warnings.catch_warnings():  # Ray 2.60 warns about its own use of actor_id here

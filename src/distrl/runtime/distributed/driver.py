@@ -20,6 +20,7 @@ counters and RNG and the curve; the replay's windows are rebuilt from the Parque
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,11 +66,17 @@ class Placement:
         self.cfg = cfg
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         # The board and the replay live with the driver: the store is this machine's disk.
-        self.board = ray.remote(WeightsBoard).options(num_cpus=0, scheduling_strategy=here).remote()
+        run_id = uuid.uuid4().hex[:8]
+        board_name, replay_name = f"distrl-board-{run_id}", f"distrl-replay-{run_id}"
+        self.board = (
+            ray.remote(WeightsBoard)
+            .options(name=board_name, num_cpus=0, scheduling_strategy=here)
+            .remote()
+        )
         keep_screens = reads_screenshots(build_policy(cfg))
         self.replay = (
             ray.remote(ReplayActor)
-            .options(num_cpus=0, scheduling_strategy=here)
+            .options(name=replay_name, num_cpus=0, scheduling_strategy=here)
             .remote(cfg, str(run_dir / "trajectories"), keep_screens)
         )
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
@@ -92,7 +99,7 @@ class Placement:
                     max_restarts=-1,
                     max_task_retries=0,
                 )
-                .remote(cfg, index, first, devices, self.replay, self.board, cfg.seed)
+                .remote(cfg, index, first, devices, replay_name, board_name, cfg.seed)
             )
             self.workers.append(worker)
             first += devices
@@ -115,8 +122,10 @@ def train_ray(
     resume: Path | None = None,
     demonstrations: list[Trajectory] | None = None,
     on_progress: Callable[[float, dict[str, float]], None] | None = None,
+    evaluate: bool = True,
 ) -> TrainResult:
-    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``)."""
+    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``);
+    ``evaluate=False`` skips the test-split curve (``distrl bench collect`` times collection)."""
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))
     torch.manual_seed(cfg.seed)
@@ -140,9 +149,12 @@ def train_ray(
             result.curve = state["curve"]
             elapsed_before = state["elapsed"]
         try:
+            placement.worker_nodes()  # constructed (devices built) before the clock starts
             placement.get(placement.learner.publish.remote())
             runner = _AsyncRun if cfg.train.mode == "async" else _SyncRun
-            return runner(cfg, placement, result, elapsed_before, test_tasks, on_progress).run()
+            run = runner(cfg, placement, result, elapsed_before, test_tasks, on_progress)
+            run.evaluating = evaluate
+            return run.run()
         finally:
             placement.shutdown()
 
@@ -168,7 +180,10 @@ class _Run:
         self.updates = placement.get(placement.learner.total_updates.remote())
         self.collected = CollectStats()
         self.worker_restarts = 0
+        #: Wall-clock seconds of collection, and device-seconds the devices were available.
         self.collect_seconds = 0.0
+        self.device_seconds = 0.0
+        self.evaluating = True
         self.policy = build_policy(cfg)
         self._sync_policy()
 
@@ -179,6 +194,8 @@ class _Run:
         self.policy.version = version
 
     def _evaluate(self) -> None:
+        if not self.evaluating:
+            return
         self._sync_policy()
         record_eval(
             self.cfg,
@@ -256,13 +273,14 @@ class _Run:
     def figures(self) -> dict[str, Any]:
         """Collection figures: trajectories, device utilisation, drops, restarts."""
         stats = self.collected
-        device_seconds = self.cfg.train.devices * max(self.collect_seconds, 1e-9)
+        device_seconds = max(self.device_seconds, 1e-9)
         return {
             "collection": {
                 "trajectories": stats.episodes,
                 "steps": stats.steps,
                 "seconds": round(self.collect_seconds, 2),
                 "device_utilisation": round(stats.busy_seconds / device_seconds, 4),
+                "idle_device_seconds": round(device_seconds - stats.busy_seconds, 2),
                 "dropped_partial_episodes": stats.dropped,
                 "device_crashes": stats.crashes,
                 "device_hangs": stats.hangs,
@@ -272,6 +290,8 @@ class _Run:
         }
 
     def _add_figures(self, figures: dict[str, float]) -> None:
+        if self.cfg.train.mode == "async":  # each worker's own span (sync: the round's, below)
+            self.device_seconds += figures["devices"] * figures["seconds"]
         self.collected.merge(
             CollectStats(**{k: figures[k] for k in vars(CollectStats()) if k in figures})
         )
@@ -346,5 +366,7 @@ class _SyncRun(_Run):
         trained = self.placement.get(
             self.placement.learner.train.remote(self.cfg.train.updates_per_round, float("inf"))
         )
-        self.collect_seconds += time.monotonic() - started
+        round_seconds = time.monotonic() - started
+        self.collect_seconds += round_seconds
+        self.device_seconds += self.cfg.train.devices * round_seconds  # idle while training too
         return trained
