@@ -1,7 +1,9 @@
 """``distrl bench collect``: trajectories per hour, async against sync, on the same devices.
 
 Both modes run the real ray runtime (worker actors, replay actor, learner actor training A-RIDE)
-on PhoneSim devices with the emulator latency model on, compressed by ``time_scale`` (0.05: a
+with the behaviour policy frozen at its initial weights, so both collect the same distribution of
+episodes (a policy that learns to end episodes early would otherwise flatter whichever mode trained
+more), on PhoneSim devices with the emulator latency model on, compressed by ``time_scale`` (0.05: a
 modelled 7 s step sleeps 0.35 s). Figures are in modelled time: trajectories per modelled hour,
 device utilisation (time inside reset/step calls over the time devices were available) and idle
 device-hours. The sync mode's rounds include the time devices wait at the barrier for the slowest
@@ -52,6 +54,7 @@ def bench_config(
     cfg.train.warm_start_episodes = 0
     cfg.train.demos = None
     cfg.train.episodes_per_round = devices
+    cfg.train.freeze_behaviour = True  # same episodes in both modes: only the runtime differs
     cfg.train.checkpoint_every_minutes = max(minutes, 1.0)
     cfg.ray.workers = max(1, math.ceil(devices / DEVICES_PER_WORKER))
     cfg.run_name = f"bench-collect-{mode}-{devices}"

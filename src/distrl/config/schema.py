@@ -286,6 +286,11 @@ class TrainConfig(ConfigSection):
     max_staleness: int = Field(
         default=50, ge=0, description="Drop windows acted by weights this many versions old."
     )
+    freeze_behaviour: bool = Field(
+        default=False,
+        description="Workers keep acting with the initial weights while the learner trains "
+        "(benchmarks: every mode then collects the same episode distribution).",
+    )
     max_inserts_per_sample: float | None = Field(
         default=None,
         gt=0,

@@ -132,8 +132,13 @@ class LearnerActor:
         if learner_state is not None:
             self.learner.load_state_dict(learner_state)
         self.timeout = cfg.ray.call_timeout_seconds
+        self.published = False
 
     def publish(self) -> int:
+        """Publish the current weights (with ``freeze_behaviour``: only the first time)."""
+        if self.cfg.train.freeze_behaviour and self.published:
+            return self.learner.version
+        self.published = True
         state, version = self.learner.weights()
         ray.get(self.board.publish.remote(version, [ray.put(state)]), timeout=self.timeout)
         return version

@@ -347,9 +347,10 @@ class _SyncRun(_Run):
         total = self.cfg.train.episodes_per_round
         devices = self.cfg.train.devices
         shares = [max(1, round(total * d / devices)) for d in self.placement.shares]
+        workers = self.placement.workers
         pending = {
             w.collect.remote(n): (i, n)
-            for i, (w, n) in enumerate(zip(self.placement.workers, shares, strict=True))
+            for i, (w, n) in enumerate(zip(workers, shares, strict=True))
         }
         while pending:  # the barrier
             ready, _ = ray.wait(list(pending), timeout=self.cfg.ray.call_timeout_seconds)
@@ -361,12 +362,15 @@ class _SyncRun(_Run):
                     self._add_figures(ray.get(ref))
                 except RayActorError:
                     self.worker_restarts += 1
-                    pending[self.placement.workers[index].collect.remote(share)] = (index, share)
+                    pending[workers[index].collect.remote(share)] = (index, share)
         self.placement.get(self.placement.replay.flush.remote())
+        collected = time.monotonic()
         trained = self.placement.get(
             self.placement.learner.train.remote(self.cfg.train.updates_per_round, float("inf"))
         )
-        round_seconds = time.monotonic() - started
-        self.collect_seconds += round_seconds
-        self.device_seconds += self.cfg.train.devices * round_seconds  # idle while training too
+        ended = time.monotonic()
+        self.collect_seconds += ended - started
+        self.device_seconds += devices * (ended - started)  # idle while training too
+        self.writer.add_scalar("sync/collect_seconds", collected - started, self.updates)
+        self.writer.add_scalar("sync/train_seconds", ended - collected, self.updates)
         return trained
