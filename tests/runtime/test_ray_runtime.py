@@ -113,8 +113,11 @@ def test_faults_and_a_killed_worker_lose_nothing_that_counted(tmp_path: Path) ->
             killed.append(fraction)
 
     result = train_ray(cfg, on_progress=kill_a_worker_once)
-    collection = result.summary()["collection"]
-    assert killed and collection["worker_restarts"] >= 1
+    summary = result.summary()
+    collection = summary["collection"]
+    assert killed and summary["restarts"] >= 1 and collection["worker_restarts"] >= 1
+    assert summary["collected"] == summary["stored"] == result.episodes
+    assert summary["duplicated"] == 0 and summary["dropped_partial"] > 0
     assert collection["device_crashes"] > 0 and collection["device_hangs"] > 0
     assert collection["dropped_partial_episodes"] > 0
     stored = _assert_exactly_once(result.run_dir, result.episodes)

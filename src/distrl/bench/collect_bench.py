@@ -55,6 +55,7 @@ def bench_config(
     cfg.train.demos = None
     cfg.train.episodes_per_round = devices
     cfg.train.freeze_behaviour = True  # same episodes in both modes: only the runtime differs
+    cfg.train.max_staleness = 10**9  # ... and the learner keeps training on them (a real load)
     cfg.train.checkpoint_every_minutes = max(minutes, 1.0)
     cfg.ray.workers = max(1, math.ceil(devices / DEVICES_PER_WORKER))
     cfg.run_name = f"bench-collect-{mode}-{devices}"

@@ -48,6 +48,7 @@ from distrl.runtime.run_log import (
     write_outputs,
 )
 from distrl.runtime.serial import load_demonstrations, warm_start
+from distrl.store import TrajectoryStore
 
 #: Longest stretch of learner updates between two looks of the driver (real seconds).
 CHUNK_SECONDS = 2.0
@@ -271,10 +272,20 @@ class _Run:
         return self.result
 
     def figures(self) -> dict[str, Any]:
-        """Collection figures: trajectories, device utilisation, drops, restarts."""
+        """The exactly-once accounting (what the replay counted against what is on disk) and
+        the collection figures: utilisation, drops, restarts."""
         stats = self.collected
         device_seconds = max(self.device_seconds, 1e-9)
+        store = TrajectoryStore(self.result.run_dir / "trajectories")
+        ids = store.trajectory_ids()
+        counted = self.placement.get(self.placement.replay.stats.remote())
         return {
+            "collected": int(counted["trajectories"]),
+            "stored": store.count(),
+            "duplicated": len(ids) - len(set(ids)),
+            "duplicate_sends_ignored": int(counted["duplicates"]),
+            "dropped_partial": stats.dropped,
+            "restarts": self.worker_restarts,
             "collection": {
                 "trajectories": stats.episodes,
                 "steps": stats.steps,
@@ -286,7 +297,7 @@ class _Run:
                 "device_hangs": stats.hangs,
                 "devices_replaced": stats.replaced,
                 "worker_restarts": self.worker_restarts,
-            }
+            },
         }
 
     def _add_figures(self, figures: dict[str, float]) -> None:

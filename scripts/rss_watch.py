@@ -1,0 +1,100 @@
+"""Watch the memory of a command and every process it starts (Ray's included); save a curve.
+
+    python scripts/rss_watch.py --every 30 --out runs/rss -- distrl train --runtime ray ...
+
+Samples, every ``--every`` seconds, the resident set size of the command's process tree (Ray's
+raylet, GCS and actor processes are descendants of a driver that started a local Ray) and writes
+``rss.csv`` (seconds, total MiB, process count, largest process) and ``rss.png``. Linux only: it
+reads /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        tree.setdefault(parent, []).append(int(entry.name))
+    return tree
+
+
+def tree_rss(root: int) -> tuple[float, int, str]:
+    """Total RSS (MiB) of ``root`` and its descendants, their count, and the largest one."""
+    tree, stack, total, count, largest = _children(), [root], 0.0, 0, (0.0, "")
+    while stack:
+        pid = stack.pop()
+        stack.extend(tree.get(pid, []))
+        try:
+            pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+            name = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()[-40:]
+        except (OSError, IndexError, ValueError):
+            continue
+        mib = pages * PAGE / 2**20
+        total, count = total + mib, count + 1
+        largest = max(largest, (mib, name))
+    return total, count, f"{largest[1]} {largest[0]:.0f} MiB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--every", type=float, default=30.0, help="seconds between samples")
+    parser.add_argument("--out", default="runs/rss", help="folder for rss.csv and rss.png")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- command to run")
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command to watch after --")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(command)
+    started, rows = time.monotonic(), []
+    while process.poll() is None:
+        total, count, largest = tree_rss(process.pid)
+        rows.append((round(time.monotonic() - started, 1), round(total, 1), count, largest))
+        print(f"{rows[-1][0]:>8.0f} s  {total:>8.0f} MiB  {count:>3} processes", file=sys.stderr)
+        deadline = time.monotonic() + args.every
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+    with (out / "rss.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["seconds", "total_mib", "processes", "largest"])
+        writer.writerows(rows)
+    _plot(rows, out / "rss.png")
+    return process.returncode
+
+
+def _plot(rows: list[tuple[float, float, int, str]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    axes.plot([r[0] / 60 for r in rows], [r[1] for r in rows], "o-", markersize=3)
+    axes.set_xlabel("minutes")
+    axes.set_ylabel("RSS of all processes (MiB)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
