@@ -352,6 +352,10 @@ class _AsyncRun(_Run):
 
 
 class _SyncRun(_Run):
+    def start(self) -> None:
+        #: (collect-until-barrier, train) seconds of each round.
+        self.rounds: list[tuple[float, float]] = []
+
     def step(self) -> dict[str, Any]:
         self.placement.get(self.placement.learner.publish.remote())
         started = time.monotonic()
@@ -384,4 +388,17 @@ class _SyncRun(_Run):
         self.device_seconds += devices * (ended - started)  # idle while training too
         self.writer.add_scalar("sync/collect_seconds", collected - started, self.updates)
         self.writer.add_scalar("sync/train_seconds", ended - collected, self.updates)
+        self.rounds.append((collected - started, ended - collected))
         return trained
+
+    def figures(self) -> dict[str, Any]:
+        figures = super().figures()
+        if self.rounds:
+            collect = sum(c for c, _ in self.rounds) / len(self.rounds)
+            train = sum(t for _, t in self.rounds) / len(self.rounds)
+            figures["collection"] |= {
+                "rounds": len(self.rounds),
+                "round_collect_seconds": round(collect, 2),
+                "round_train_seconds": round(train, 2),
+            }
+        return figures
