@@ -18,7 +18,7 @@ from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayService
-from distrl.runtime.serial import update_from_replay
+from distrl.runtime.serial import demonstration_config, update_from_replay
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
 
@@ -211,3 +211,13 @@ def test_replay_keeps_no_screenshots_for_a_policy_that_reads_elements_only() -> 
     assert trajectories[0].steps[0].observation.screenshot.shape[0] > 1
     first = trajectories[0].steps[0].observation
     assert windows[0].observations[0].elements == first.elements
+
+
+def test_demonstrations_are_played_at_simulator_speed() -> None:
+    # A run on latency-modelled devices must not spend its warm start waiting on them.
+    cfg = RunConfig()
+    cfg.env.phonesim.latency.enabled = True
+    cfg.env.phonesim.latency.crash_prob = 0.1
+    demo_cfg = demonstration_config(cfg)
+    assert not demo_cfg.env.phonesim.latency.enabled
+    assert demo_cfg.play.policy == "noisy" and cfg.env.phonesim.latency.enabled

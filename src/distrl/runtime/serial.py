@@ -50,8 +50,12 @@ from distrl.store import TrajectoryStore
 
 
 def demonstration_config(cfg: RunConfig) -> RunConfig:
-    """The play config that collects ``cfg``'s warm-start demonstrations (noisy oracle)."""
+    """The play config that collects ``cfg``'s warm-start demonstrations (noisy oracle).
+
+    Demonstrations are an offline dataset, not part of the online run: they are played at
+    simulator speed, without the emulator latency and fault model of ``cfg``'s devices."""
     demo_cfg = cfg.model_copy(deep=True)
+    demo_cfg.env.phonesim.latency.enabled = False
     demo_cfg.play.policy = "noisy"
     demo_cfg.play.noise = cfg.train.demo_noise
     demo_cfg.play.episodes = cfg.train.warm_start_episodes
