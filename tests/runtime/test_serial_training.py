@@ -218,6 +218,7 @@ def test_demonstrations_are_played_at_simulator_speed() -> None:
     cfg = RunConfig()
     cfg.env.phonesim.latency.enabled = True
     cfg.env.phonesim.latency.crash_prob = 0.1
+    cfg.train.warm_start_episodes = 10
     demo_cfg = demonstration_config(cfg)
     assert not demo_cfg.env.phonesim.latency.enabled
     assert demo_cfg.play.policy == "noisy" and cfg.env.phonesim.latency.enabled
