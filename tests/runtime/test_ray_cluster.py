@@ -10,6 +10,7 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
+from distrl.cli.main import main
 from distrl.config.schema import RunConfig
 from distrl.errors import InputError
 from distrl.runtime.distributed.driver import train_ray
@@ -68,3 +69,21 @@ def test_workers_are_placed_on_the_node_that_offers_devices(tmp_path: Path) -> N
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ray-address", "127.0.0.1:1"], "ray.address=127.0.0.1:1: no Ray cluster answers"),
+        (["--ray-address", "nonsense"], "expected 'auto' or host:port"),
+        (["--workers", "9", "--devices", "4"], "ray.workers=9 exceeds train.devices=4"),
+        (["--mode", "lockstep"], "train.mode"),
+    ],
+)
+def test_bad_runtime_settings_fail_in_one_line_before_any_work(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["train", "--runtime", "ray", "--run-root", str(tmp_path), "--json", *args])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not any(tmp_path.iterdir())  # no run folder, no warm start

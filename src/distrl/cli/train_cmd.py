@@ -32,6 +32,10 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         cfg = load_config(resume / "config.yaml", overrides)
     else:
         cfg = load_config(args.preset, overrides)
+    if cfg.train.runtime == "ray":
+        from distrl.runtime.distributed.session import check_config
+
+        check_config(cfg)  # before the progress bar and the warm start
     demonstrations = None
     if cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # before any progress output

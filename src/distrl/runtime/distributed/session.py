@@ -11,6 +11,7 @@ settings; the device resource must then be offered by the nodes that run devices
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,9 +23,31 @@ from distrl.errors import InputError
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
+def check_config(cfg: RunConfig) -> None:
+    """What can be told wrong from the config alone, before any work starts."""
+    if cfg.ray.workers > cfg.train.devices:
+        raise InputError(
+            f"ray.workers={cfg.ray.workers} exceeds train.devices={cfg.train.devices}: each "
+            "worker needs at least one device"
+        )
+    address = cfg.ray.address
+    if address and address != "auto" and "://" not in address:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise InputError(f"ray.address={address}: expected 'auto' or host:port")
+        try:  # Ray itself retries an unreachable address for minutes before giving up
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as exc:
+            raise InputError(
+                f"ray.address={address}: no Ray cluster answers there ({exc.strerror or exc}); "
+                "start one with `ray start --head` or leave ray.address unset for a local Ray"
+            ) from exc
+
+
 @contextmanager
 def ray_session(cfg: RunConfig) -> Iterator[None]:
     """Ray for the run; shut down afterwards if this call started it."""
+    check_config(cfg)
     if ray.is_initialized():  # an embedding program (or a test) already connected
         check_resources(cfg)
         yield
@@ -76,11 +99,6 @@ def check_resources(cfg: RunConfig) -> None:
             f"the device resource {cfg.ray.device_resource!r}; start nodes with "
             f"`ray start --resources='{{\"{cfg.ray.device_resource}\": N}}'` or lower "
             "train.devices"
-        )
-    if cfg.ray.workers > cfg.train.devices:
-        raise InputError(
-            f"ray.workers={cfg.ray.workers} exceeds train.devices={cfg.train.devices}: each "
-            "worker needs at least one device"
         )
 
 
