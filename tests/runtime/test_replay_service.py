@@ -1,0 +1,92 @@
+"""The replay component: store before count, duplicate sends, late priorities, backpressure,
+and a restore that agrees with the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from distrl.algos.registry import build_algorithm
+from distrl.config.schema import RunConfig
+from distrl.core.trajectory import Trajectory
+from distrl.envs.phonesim.env import PhoneSimEnv
+from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.runtime.replay_service import ReplayService
+from distrl.runtime.worker import Worker
+from distrl.store import TrajectoryStore
+
+
+@pytest.fixture(scope="module")
+def episodes() -> list[Trajectory]:
+    tasks = load_suite("general", "train")
+    rng = np.random.default_rng(0)
+    worker = Worker(
+        [PhoneSimEnv(seed=i) for i in range(3)],
+        SmallPolicy(SmallPolicyConfig()),
+        lambda: tasks[int(rng.integers(len(tasks)))],
+        seed=0,
+    )
+    return worker.collect(12)[:12]
+
+
+def _replay(tmp_path: Path | None, **kwargs: object) -> ReplayService:
+    options: dict = {"window": 4, "capacity": 1000, "max_staleness": 50, "keep_screenshots": False}
+    options.update(kwargs)
+    store = tmp_path / "trajectories" if tmp_path is not None else None
+    return ReplayService(build_algorithm(RunConfig()), store_dir=store, **options)
+
+
+def test_trajectories_count_once_stored_and_a_resend_is_ignored(
+    tmp_path: Path, episodes: list[Trajectory]
+) -> None:
+    replay = _replay(tmp_path, flush_seconds=3600.0)
+    assert replay.add(episodes[:5]) == 5
+    # Held until the flush: not stored, so not counted and not sampled.
+    assert replay.counters.trajectories == 0 and len(replay) == 0
+    assert replay.add(episodes[3:8]) == 3  # a retried send overlapping the first
+    assert replay.flush() == 8
+    store = TrajectoryStore(tmp_path / "trajectories")
+    assert store.count() == replay.counters.trajectories == 8
+    assert len(store.shard_paths()) == 1  # one shard per flush, not per send
+    assert replay.add(episodes[:2]) == 0 and replay.flush() == 0
+    assert replay.counters.duplicates == 4
+
+
+def test_late_priorities_for_an_overwritten_slot_are_ignored(episodes: list[Trajectory]) -> None:
+    replay = _replay(None, capacity=8, min_replay=1)
+    replay.ingest(episodes[:4])
+    batch = replay.sample(6, learner_version=0)
+    assert batch is not None and len(batch.windows) == 6
+    replay.ingest(episodes[4:12])  # the ring wraps: every sampled slot now holds a new window
+    assert replay.update_priorities(batch.slots, batch.generations, np.full(6, 9.0)) == 0
+    fresh = replay.sample(6, learner_version=0)
+    assert fresh is not None
+    assert replay.update_priorities(fresh.slots, fresh.generations, np.full(6, 9.0)) == 6
+
+
+def test_backpressure_holds_inserts_to_a_ratio_of_samples(episodes: list[Trajectory]) -> None:
+    replay = _replay(None, min_replay=4, max_inserts_per_sample=1.0)
+    replay.ingest(episodes)
+    windows = replay.counters.windows_added
+    assert windows > 8 and not replay.can_accept()  # far ahead of a learner that drew nothing
+    for _ in range(windows // 4):
+        replay.sample(4, learner_version=0)
+    assert replay.can_accept()
+
+
+def test_restore_rebuilds_from_the_store_and_counts_what_it_holds(
+    tmp_path: Path, episodes: list[Trajectory]
+) -> None:
+    replay = _replay(tmp_path)
+    replay.add(episodes[:6])
+    state = replay.state_dict()  # a checkpoint after 6 ...
+    replay.add(episodes[6:9])  # ... then 3 more stored before the crash
+    restored = _replay(tmp_path)
+    stored = TrajectoryStore(tmp_path / "trajectories").load()
+    restored.restore(state, stored, learner_version=0)
+    assert restored.counters.trajectories == 9 == len(stored)
+    assert len(restored) == len(replay)
+    assert restored.add(episodes[:9]) == 0  # already stored: never stored twice
