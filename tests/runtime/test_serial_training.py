@@ -222,3 +222,25 @@ def test_demonstrations_are_played_at_simulator_speed() -> None:
     demo_cfg = demonstration_config(cfg)
     assert not demo_cfg.env.phonesim.latency.enabled
     assert demo_cfg.play.policy == "noisy" and cfg.env.phonesim.latency.enabled
+
+
+def test_evaluation_runs_without_the_latency_and_fault_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from distrl.runtime import evaluation
+
+    seen: list[RunConfig] = []
+    real = evaluation.phonesim_devices
+
+    def spy(cfg: RunConfig, count: int, offset: int) -> list[PhoneSimEnv]:
+        seen.append(cfg)
+        return real(cfg, count, offset)
+
+    monkeypatch.setattr(evaluation, "phonesim_devices", spy)
+    cfg = RunConfig()
+    cfg.env.phonesim.latency.enabled = True
+    cfg.env.phonesim.latency.crash_prob = 1.0  # every step would crash on the training devices
+    tasks = load_suite("general", "test")
+    result = evaluation.evaluate(SmallPolicy(SmallPolicyConfig()), cfg, tasks, 4, greedy=True)
+    assert result.episodes == 4 and not seen[0].env.phonesim.latency.enabled
+    assert cfg.env.phonesim.latency.enabled  # the run's own config is untouched

@@ -57,9 +57,15 @@ class EvalResult:
 def evaluate(
     policy: Policy, cfg: RunConfig, tasks: list[Task], episodes: int, greedy: bool
 ) -> EvalResult:
-    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``."""
+    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``.
+
+    Evaluation measures the policy, not the devices: it runs at simulator speed, without the
+    emulator latency and fault model the training devices may have (a time-scaled evaluation
+    of 64 episodes would otherwise hold the run for minutes, and faults would bias it)."""
+    quiet = cfg.model_copy(deep=True)
+    quiet.env.phonesim.latency.enabled = False
     worker = Worker(
-        phonesim_devices(cfg, min(cfg.train.devices, episodes), offset=EVAL_DEVICE_OFFSET),
+        phonesim_devices(quiet, min(cfg.train.devices, episodes), offset=EVAL_DEVICE_OFFSET),
         copy.deepcopy(policy),
         TaskSampler(tasks, cfg.seed + 17),
         worker_id="eval",
