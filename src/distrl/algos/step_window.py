@@ -11,7 +11,7 @@ nothing after it is worth bootstrapping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from distrl.algos.rewards import RewardShaping, shaped_rewards
 from distrl.core.action import Action
@@ -58,15 +58,9 @@ def cut_windows(
     drops the pixels (for policies that read only the element list), which is what keeps a
     large replay in memory.
     """
-    steps = trajectory.steps
     if not keep_screenshots:
-        steps = [replace(s, observation=s.observation.without_screenshot()) for s in steps]
-        final = trajectory.final_observation
-        trajectory = replace(
-            trajectory,
-            steps=steps,
-            final_observation=final.without_screenshot() if final is not None else None,
-        )
+        trajectory = trajectory.without_screenshots()
+    steps = trajectory.steps
     if not steps or not steps[-1].done:
         raise ValueError(
             f"trajectory {trajectory.trajectory_id!r} is not a finished episode "

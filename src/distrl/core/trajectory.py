@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation
@@ -45,6 +45,17 @@ class Trajectory:
     @property
     def total_reward(self) -> float:
         return float(sum(step.reward for step in self.steps))
+
+    def without_screenshots(self) -> Trajectory:
+        """This trajectory with every screenshot replaced by a 1x1 placeholder: what workers
+        send and learners keep for a policy that reads only the element list (a screen is
+        0.78 MB; a 10-step episode would otherwise move ~8 MB through the object store)."""
+        final = self.final_observation
+        return replace(
+            self,
+            steps=[replace(s, observation=s.observation.without_screenshot()) for s in self.steps],
+            final_observation=final.without_screenshot() if final is not None else None,
+        )
 
     def __len__(self) -> int:
         return len(self.steps)

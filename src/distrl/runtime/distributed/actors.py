@@ -30,7 +30,12 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
-from distrl.runtime.components import build_learner, build_policy, build_replay
+from distrl.runtime.components import (
+    build_learner,
+    build_policy,
+    build_replay,
+    reads_screenshots,
+)
 from distrl.runtime.evaluation import TaskSampler
 from distrl.runtime.replay_service import ReplayBatch
 
@@ -224,6 +229,7 @@ class WorkerActor:
             seed=seed * 7_919 + worker_index + restarts,
             step_timeout_seconds=cfg.ray.step_timeout_seconds,
         )
+        self.keep_screenshots = reads_screenshots(self.worker.policy)
         self.version = -1
         self._stop = False
         self._last_poll = 0.0
@@ -247,8 +253,13 @@ class WorkerActor:
         return self._stop
 
     # -- sending -------------------------------------------------------------------------------
+    def _lightened(self, trajectory: Trajectory) -> Trajectory:
+        """What travels to the replay: no pixels unless the policy reads them (the run's store
+        keeps no screens either)."""
+        return trajectory if self.keep_screenshots else trajectory.without_screenshots()
+
     def _on_finished(self, trajectory: Trajectory) -> None:
-        self._outbox.append(trajectory)
+        self._outbox.append(self._lightened(trajectory))
         self._send(wait=False)
         self.refresh_weights()  # between episodes: pick up newer weights
 
@@ -293,7 +304,7 @@ class WorkerActor:
         self.refresh_weights()
         before = CollectStats(**vars(self.worker.stats))
         outbox: list[Trajectory] = []
-        self.worker.run(outbox.append, max_episodes=episodes)
+        self.worker.run(lambda t: outbox.append(self._lightened(t)), max_episodes=episodes)
         ray.get(self.replay.add.remote(outbox), timeout=self.timeout)
         return self._figures(before, time.monotonic() - started)
 
