@@ -2,10 +2,11 @@
 
     python scripts/rss_watch.py --every 30 --out runs/rss -- distrl train --runtime ray ...
 
-Samples, every ``--every`` seconds, the resident set size of the command's process tree (Ray's
-raylet, GCS and actor processes are descendants of a driver that started a local Ray) and writes
-``rss.csv`` (seconds, total MiB, process count, largest process) and ``rss.png``. Linux only: it
-reads /proc.
+Samples, every ``--every`` seconds, the memory of the command's process tree (Ray's raylet, GCS
+and actor processes are descendants of a driver that started a local Ray) and writes ``rss.csv``
+(seconds, summed RSS and PSS in MiB, process count, largest process) and ``rss.png``. RSS counts
+Ray's shared object-store pages once per process that mapped them; PSS splits shared pages among
+their users, so its sum is the tree's real footprint. Linux only: it reads /proc.
 """
 
 from __future__ import annotations
@@ -34,21 +35,29 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_rss(root: int) -> tuple[float, int, str]:
-    """Total RSS (MiB) of ``root`` and its descendants, their count, and the largest one."""
-    tree, stack, total, count, largest = _children(), [root], 0.0, 0, (0.0, "")
+def _pss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def tree_memory(root: int) -> tuple[float, float, int, str]:
+    """Summed RSS and PSS (MiB) of ``root`` and its descendants, their count, the largest."""
+    tree, stack, rss, pss, count, largest = _children(), [root], 0.0, 0.0, 0, (0.0, "")
     while stack:
         pid = stack.pop()
         stack.extend(tree.get(pid, []))
         try:
             pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
             name = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()[-40:]
+            proportional = _pss_mib(pid)
         except (OSError, IndexError, ValueError):
             continue
         mib = pages * PAGE / 2**20
-        total, count = total + mib, count + 1
+        rss, pss, count = rss + mib, pss + proportional, count + 1
         largest = max(largest, (mib, name))
-    return total, count, f"{largest[1]} {largest[0]:.0f} MiB"
+    return rss, pss, count, f"{largest[1]} {largest[0]:.0f} MiB"
 
 
 def main() -> int:
@@ -65,30 +74,37 @@ def main() -> int:
     process = subprocess.Popen(command)
     started, rows = time.monotonic(), []
     while process.poll() is None:
-        total, count, largest = tree_rss(process.pid)
-        rows.append((round(time.monotonic() - started, 1), round(total, 1), count, largest))
-        print(f"{rows[-1][0]:>8.0f} s  {total:>8.0f} MiB  {count:>3} processes", file=sys.stderr)
+        rss, pss, count, largest = tree_memory(process.pid)
+        seconds = round(time.monotonic() - started, 1)
+        rows.append((seconds, round(rss, 1), round(pss, 1), count, largest))
+        print(
+            f"{seconds:>8.0f} s  RSS {rss:>7.0f} MiB  PSS {pss:>7.0f} MiB  {count:>3} processes",
+            file=sys.stderr,
+        )
         deadline = time.monotonic() + args.every
         while process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.5)
     with (out / "rss.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["seconds", "total_mib", "processes", "largest"])
+        writer.writerow(["seconds", "rss_mib", "pss_mib", "processes", "largest"])
         writer.writerows(rows)
     _plot(rows, out / "rss.png")
     return process.returncode
 
 
-def _plot(rows: list[tuple[float, float, int, str]], path: Path) -> None:
+def _plot(rows: list[tuple[float, float, float, int, str]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6, 3.5))
-    axes.plot([r[0] / 60 for r in rows], [r[1] for r in rows], "o-", markersize=3)
+    minutes = [r[0] / 60 for r in rows]
+    axes.plot(minutes, [r[1] for r in rows], "o-", markersize=3, label="sum of RSS")
+    axes.plot(minutes, [r[2] for r in rows], "o-", markersize=3, label="sum of PSS")
     axes.set_xlabel("minutes")
-    axes.set_ylabel("RSS of all processes (MiB)")
+    axes.set_ylabel("memory of all processes (MiB)")
+    axes.legend()
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     figure.tight_layout()
