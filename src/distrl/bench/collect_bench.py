@@ -141,7 +141,7 @@ def plot_scaling(points: list[dict[str, float]], path: Path) -> Path:
     axes.plot(devices, ideal, "--", color="grey", label="linear from the first point")
     axes.set_xlabel("devices")
     axes.set_ylabel("trajectories per modelled hour")
-    axes.set_title("distrl bench collect --scaling (PhoneSim, emulator latency model)")
+    axes.set_title("bench collect --scaling: async, PhoneSim latency model", fontsize=10)
     axes.legend()
     axes.grid(alpha=0.3)
     path.parent.mkdir(parents=True, exist_ok=True)
