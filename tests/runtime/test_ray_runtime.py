@@ -152,14 +152,19 @@ def test_resume_after_sigkill_of_the_driver(tmp_path: Path) -> None:
     )
     run_dir = tmp_path / "killed"
     try:
+        # Kill once a checkpoint with updates exists and the store already holds trajectories
+        # collected after it (they must still count after the resume).
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if (run_dir / CHECKPOINT).exists() and load_checkpoint(run_dir)["learner"]["updates"]:
-                break
+            if (run_dir / CHECKPOINT).exists():
+                state = load_checkpoint(run_dir)
+                counted = state["replay"]["counters"]["trajectories"]
+                stored = TrajectoryStore(run_dir / "trajectories").count()
+                if state["learner"]["updates"] and stored > counted:
+                    break
             time.sleep(0.5)
         else:
-            pytest.fail("the training process wrote no checkpoint with updates in 120 s")
-        time.sleep(3)  # let it collect past the checkpoint
+            pytest.fail("no checkpoint with updates followed by more stored data within 120 s")
     finally:
         os.killpg(process.pid, signal.SIGKILL)  # the driver and the Ray it started
         process.wait(timeout=30)
