@@ -159,10 +159,94 @@ class PhoneSimConfig(ConfigSection):
     )
 
 
+class EmulatorConfig(ConfigSection):
+    """An emulator pool started from the user's Android SDK (unset binary: use running devices)."""
+
+    binary: str | None = Field(
+        default=None,
+        description="Path to the SDK's `emulator` binary; None: use devices the adb server "
+        "already lists (phones, running emulators, fake-adb).",
+    )
+    avd: str | None = Field(default=None, description="AVD name to boot (`emulator -avd NAME`).")
+    count: int = Field(default=1, ge=1, description="Emulators to start.")
+    first_port: int = Field(
+        default=5554, ge=5554, le=5682, description="Console port of the first emulator (even)."
+    )
+    snapshot: str = Field(
+        default="distrl", description="Snapshot loaded on every reset (saved once after boot)."
+    )
+    boot_timeout_seconds: float = Field(
+        default=180.0, gt=0, description="Time an emulator gets to report boot completed."
+    )
+    extra_args: list[str] = Field(
+        default_factory=list, description="Extra emulator arguments (e.g. ['-gpu', 'swiftshader'])."
+    )
+
+
+class AndroidConfig(ConfigSection):
+    """Real Android devices through an adb server (``env.backend=android``)."""
+
+    adb_host: str = Field(default="127.0.0.1", description="Host of the adb server.")
+    adb_port: int = Field(default=5037, ge=1, le=65535, description="Port of the adb server.")
+    serials: list[str] | None = Field(
+        default=None, description="Device serials to use; None: every device that is online."
+    )
+    reset: Literal["snapshot", "home"] = Field(
+        default="home",
+        description="snapshot: load the emulator snapshot (needs `emulator`); home: press HOME "
+        "and stop the apps the last episode opened.",
+    )
+    settle_seconds: float = Field(
+        default=0.0,
+        ge=0,
+        description="Wait after an action before the screenshot (DigiRL waited 5 s on emulators).",
+    )
+    command_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="Timeout of one adb command; past it the device is hung."
+    )
+    success: Literal["device", "vlm"] = Field(
+        default="device",
+        description="Who judges success: device (the device reports it via `distrl-task status`; "
+        "fake-adb's PhoneSim phones do) or vlm (the evaluator section's VLM judge).",
+    )
+    emulator: EmulatorConfig = Field(
+        default_factory=EmulatorConfig, description="Emulator pool from the Android SDK."
+    )
+
+
+class MiniWoBConfig(ConfigSection):
+    """MiniWoB++ tasks in headless Chromium (``env.backend=miniwob``)."""
+
+    tasks: list[str] = Field(
+        default_factory=lambda: [
+            "click-test",
+            "click-button",
+            "click-link",
+            "focus-text",
+            "enter-text",
+        ],
+        description="MiniWoB++ task names, as in the miniwob package (e.g. click-button).",
+    )
+    chrome_binary: str | None = Field(
+        default=None,
+        description="Chromium binary; None: $MINIWOB_CHROME_BINARY, else /usr/bin/chromium.",
+    )
+    chromedriver: str | None = Field(
+        default=None,
+        description="ChromeDriver; None: $MINIWOB_CHROMEDRIVER, else /usr/bin/chromedriver.",
+    )
+    horizon: int = Field(default=10, ge=1, description="Steps before an episode is truncated.")
+    width: int = Field(default=160, ge=160, description="Task area width in CSS pixels.")
+    height: int = Field(default=210, ge=210, description="Task area height in CSS pixels.")
+
+
 class EnvConfig(ConfigSection):
     """Which device backend runs which tasks."""
 
-    backend: Literal["phonesim"] = Field(default="phonesim", description="Device backend.")
+    backend: Literal["phonesim", "android", "miniwob"] = Field(
+        default="phonesim",
+        description="Device backend: the embedded PhoneSim, Android over adb, or MiniWoB++.",
+    )
     suite: Literal["general", "webshop"] = Field(
         default="general", description="Task suite: AitW-style 'general' or 'webshop'."
     )
@@ -172,6 +256,12 @@ class EnvConfig(ConfigSection):
     )
     phonesim: PhoneSimConfig = Field(
         default_factory=PhoneSimConfig, description="PhoneSim backend settings."
+    )
+    android: AndroidConfig = Field(
+        default_factory=AndroidConfig, description="Android (adb) backend settings."
+    )
+    miniwob: MiniWoBConfig = Field(
+        default_factory=MiniWoBConfig, description="MiniWoB++ backend settings."
     )
 
 
@@ -352,6 +442,45 @@ class RayConfig(ConfigSection):
     dashboard: bool = Field(default=False, description="Start Ray's dashboard (local Ray only).")
 
 
+class VLMJudgeConfig(ConfigSection):
+    """A VLM success judge on any OpenAI-compatible chat endpoint (DESIGN.md section 6)."""
+
+    base_url: str = Field(
+        default="http://127.0.0.1:8000/v1", description="Endpoint base URL (ends in /v1)."
+    )
+    model: str = Field(default="gpt-4o-mini", description="Model name sent with each request.")
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY", description="Environment variable that holds the API key."
+    )
+    screenshots: int = Field(
+        default=2, ge=1, description="Last screenshots sent with each judgement."
+    )
+    max_image_side: int = Field(
+        default=768, ge=64, description="Screenshots are downscaled to this longest side."
+    )
+    timeout_seconds: float = Field(default=60.0, gt=0, description="Timeout of one request.")
+    max_retries: int = Field(default=4, ge=0, description="Retries of a failed request.")
+    backoff_seconds: float = Field(
+        default=1.0, ge=0, description="First retry delay; doubles per retry (with jitter)."
+    )
+    requests_per_minute: float = Field(
+        default=60.0, gt=0, description="Client-side rate limit across threads."
+    )
+    cache_dir: str | None = Field(
+        default=None, description="Verdict cache folder; None: an in-memory cache only."
+    )
+
+
+class EvaluatorConfig(ConfigSection):
+    """How episodes are judged: from device state (PhoneSim, MiniWoB++) or by a VLM."""
+
+    kind: Literal["state", "vlm"] = Field(
+        default="state",
+        description="state: the backend's own success check; vlm: the VLM judge below.",
+    )
+    vlm: VLMJudgeConfig = Field(default_factory=VLMJudgeConfig, description="VLM judge settings.")
+
+
 class RunConfig(ConfigSection):
     """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
 
@@ -364,6 +493,9 @@ class RunConfig(ConfigSection):
     play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="Online training.")
     ray: RayConfig = Field(default_factory=RayConfig, description="The ray runtime's placement.")
+    evaluator: EvaluatorConfig = Field(
+        default_factory=EvaluatorConfig, description="Success judging (state or VLM)."
+    )
     aride: ARideConfig = Field(
         default_factory=ARideConfig, description="A-RIDE algorithm constants."
     )
