@@ -15,6 +15,7 @@ from distrl.cli.main import main
 from distrl.config.schema import RunConfig
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.protocol import DeviceEnv
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayService
@@ -230,13 +231,13 @@ def test_evaluation_runs_without_the_latency_and_fault_model(
     from distrl.runtime import evaluation
 
     seen: list[RunConfig] = []
-    real = evaluation.phonesim_devices
+    real = evaluation.evaluation_devices
 
-    def spy(cfg: RunConfig, count: int, offset: int) -> list[PhoneSimEnv]:
+    def spy(cfg: RunConfig, count: int) -> list[DeviceEnv]:
         seen.append(cfg)
-        return real(cfg, count, offset)
+        return real(cfg, count)
 
-    monkeypatch.setattr(evaluation, "phonesim_devices", spy)
+    monkeypatch.setattr(evaluation, "evaluation_devices", spy)
     cfg = RunConfig()
     cfg.env.phonesim.latency.enabled = True
     cfg.env.phonesim.latency.crash_prob = 1.0  # every step would crash on the training devices

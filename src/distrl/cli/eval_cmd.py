@@ -11,6 +11,7 @@ from rich.table import Table
 
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
+from distrl.envs.backends import suite_label
 from distrl.errors import InputError
 from distrl.policies.base import load_policy
 from distrl.runtime.evaluation import evaluate
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         "episodes": greedy.episodes,
         "mean_steps": round(greedy.mean_steps, 3),
         "per_template": {k: round(v, 4) for k, v in greedy.per_template.items()},
-        "suite": cfg.env.task_file or cfg.env.suite,
+        "suite": suite_label(cfg),
         "split": cfg.env.split,
         "policy_version": policy.version,
     }

@@ -8,6 +8,7 @@ config) and every bad input ends in one ``distrl: error: ...`` line and exit sta
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -42,6 +43,16 @@ def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_env_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--env", help="device backend: phonesim, android or miniwob (env.backend)")
+    parser.add_argument(
+        "--adb-port", type=int, help="android: adb server port (env.android.adb_port)"
+    )
+    parser.add_argument(
+        "--tasks",
+        "--task",
+        dest="miniwob_tasks",
+        help="miniwob: comma-separated task names, e.g. click-test,enter-text (env.miniwob.tasks)",
+    )
     parser.add_argument("--suite", help="task suite: general or webshop (env.suite)")
     parser.add_argument("--split", help="train or test (env.split)")
     parser.add_argument("--task-file", help="JSONL task file instead of a suite (env.task_file)")
@@ -67,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks_templates = tasks_commands.add_parser("templates", help="list the task templates")
     _add_config_arguments(tasks_templates)
 
-    play = commands.add_parser("play", help="run a scripted agent on PhoneSim tasks")
+    play = commands.add_parser("play", help="run a scripted agent on a backend's tasks")
     _add_env_arguments(play)
     play.add_argument("--policy", help="oracle, noisy or random (play.policy)")
     play.add_argument("--noise", type=float, help="noisy oracle's random-action rate")
@@ -77,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_arguments(play)
 
-    train = commands.add_parser("train", help="online RL on PhoneSim (serial or Ray runtime)")
+    train = commands.add_parser("train", help="online RL on any backend (serial or Ray runtime)")
     _add_env_arguments(train)
     train.add_argument("--minutes", type=float, help="wall-clock budget (train.minutes)")
     train.add_argument("--updates", type=int, help="stop after N updates (train.max_updates)")
@@ -107,6 +118,37 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--episodes", type=int, help="episodes (train.warm_start_episodes)")
     demos.add_argument("--noise", type=float, help="random-action rate (train.demo_noise)")
     _add_config_arguments(demos)
+
+    fake_adb = commands.add_parser(
+        "fake-adb", help="an adb server on loopback whose devices are PhoneSim phones (demo, tests)"
+    )
+    fake_adb.add_argument("--devices", dest="fake_devices", type=int, default=4, help="phones")
+    fake_adb.add_argument("--port", dest="fake_port", type=int, default=5037, help="TCP port")
+    fake_adb.add_argument("--host", dest="fake_host", default="127.0.0.1", help="bind address")
+    _add_config_arguments(fake_adb)
+
+    judge_eval = commands.add_parser(
+        "judge-eval", help="agreement of the VLM judge with ground truth on saved trajectories"
+    )
+    judge_eval.add_argument("run_dir", help="a play/train run folder stored with screenshots")
+    judge_eval.add_argument(
+        "--episodes", dest="judge_episodes", type=int, help="judge at most N trajectories"
+    )
+    judge_eval.add_argument(
+        "--base-url",
+        dest="judge_base_url",
+        help="OpenAI-compatible endpoint (evaluator.vlm.base_url)",
+    )
+    judge_eval.add_argument("--model", dest="judge_model", help="model name (evaluator.vlm.model)")
+    _add_config_arguments(judge_eval)
+
+    fake_vlm = commands.add_parser(
+        "fake-vlm", help="a fake OpenAI-compatible chat endpoint on loopback (demo, tests)"
+    )
+    fake_vlm.add_argument("--port", dest="fake_vlm_port", type=int, default=8000, help="TCP port")
+    fake_vlm.add_argument("--host", dest="fake_vlm_host", default="127.0.0.1", help="bind address")
+    fake_vlm.add_argument("--key", dest="fake_vlm_key", help="require this bearer key")
+    _add_config_arguments(fake_vlm)
 
     bench = commands.add_parser("bench", help="benchmarks that print figures")
     bench_commands = bench.add_subparsers(
@@ -146,6 +188,8 @@ _FLAG_TO_KEY = {
     "seed": "seed",
     "run_root": "run_root",
     "run_name": "run_name",
+    "env": "env.backend",
+    "adb_port": "env.android.adb_port",
     "suite": "env.suite",
     "split": "env.split",
     "task_file": "env.task_file",
@@ -185,6 +229,9 @@ def config_overrides(args: argparse.Namespace) -> list[str]:
         for flag, key in _FLAG_TO_KEY.items()
         if getattr(args, flag, None) is not None
     ]
+    if getattr(args, "miniwob_tasks", None):
+        names = [name.strip() for name in args.miniwob_tasks.split(",") if name.strip()]
+        overrides.append(f"env.miniwob.tasks=[{','.join(names)}]")
     if getattr(args, "save_screens", False):
         overrides.append("play.save_screens=true")
     for item in args.overrides:
@@ -197,22 +244,31 @@ def emit_json(payload: object) -> None:
     print(json.dumps(payload))
 
 
+#: command -> (module under distrl.cli, function taking (args, overrides)).
+_HANDLERS: dict[str, tuple[str, str]] = {
+    "tasks": ("tasks_cmd", "run"),
+    "play": ("play_cmd", "run"),
+    "bench": ("bench_cmd", "run"),
+    "train": ("train_cmd", "run"),
+    "eval": ("eval_cmd", "run"),
+    "collect-demos": ("demos_cmd", "run"),
+    "fake-adb": ("fakeadb_cmd", "run"),
+    "judge-eval": ("judge_cmd", "run"),
+    "fake-vlm": ("judge_cmd", "run_fake_vlm"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _retarget_flags(args)
-    from distrl.cli import bench_cmd, demos_cmd, eval_cmd, play_cmd, tasks_cmd, train_cmd
-
-    handlers: dict[str, Callable[[argparse.Namespace, list[str]], int]] = {
-        "tasks": tasks_cmd.run,
-        "play": play_cmd.run,
-        "bench": bench_cmd.run,
-        "train": train_cmd.run,
-        "eval": eval_cmd.run,
-        "collect-demos": demos_cmd.run,
-    }
+    # Imported per command: a backend's heavy dependencies load only when that command runs.
+    module_name, function_name = _HANDLERS[args.command]
+    handler: Callable[[argparse.Namespace, list[str]], int] = getattr(
+        importlib.import_module(f"distrl.cli.{module_name}"), function_name
+    )
     try:
-        return handlers[args.command](args, config_overrides(args))
+        return handler(args, config_overrides(args))
     except (InputError, ConfigError) as error:
         print(f"distrl: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -13,6 +13,7 @@ from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
+from distrl.envs.backends import suite_label
 from distrl.runtime.play import play, select_tasks
 
 
@@ -41,7 +42,7 @@ def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None 
             "play",
             total=cfg.play.episodes,
             policy=cfg.play.policy,
-            suite=cfg.env.task_file or cfg.env.suite,
+            suite=suite_label(cfg),
             rate="-",
         )
 
@@ -57,7 +58,7 @@ def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None 
         emit_json(summary)
         return 0
     out = Console(file=sys.stdout)
-    suite = cfg.env.task_file or cfg.env.suite
+    suite = suite_label(cfg)
     table = Table(
         "template",
         "success",

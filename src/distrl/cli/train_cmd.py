@@ -13,6 +13,7 @@ from rich.table import Table
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
+from distrl.envs.backends import suite_label
 from distrl.errors import InputError
 from distrl.runtime.run_log import CHECKPOINT
 from distrl.runtime.serial import load_demonstrations, train
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # before any progress output
     err = Console(stderr=True)
     with Progress(
-        TextColumn(f"[bold]train[/] {cfg.train.algo} on {cfg.env.suite} ({_runtime(cfg)})"),
+        TextColumn(f"[bold]train[/] {cfg.train.algo} on {suite_label(cfg)} ({_runtime(cfg)})"),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}% of {task.fields[minutes]} min"),
         TextColumn("{task.fields[info]}"),
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         "updates",
         "test success (greedy)",
         "sampled",
-        title=f"train: {cfg.train.algo} on {cfg.env.suite}",
+        title=f"train: {cfg.train.algo} on {suite_label(cfg)}",
     )
     for point in result.curve:
         table.add_row(

@@ -1,4 +1,4 @@
-"""Measuring a policy: success on a task split, greedy and sampled, on fresh PhoneSim devices.
+"""Measuring a policy: success on a task split, greedy and sampled, on fresh devices.
 
 Training evaluates periodically on the test split and ``distrl eval`` evaluates a saved policy;
 both use this, with devices and a task order seeded apart from training's so that an evaluation
@@ -14,24 +14,22 @@ import numpy as np
 
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
-from distrl.envs.phonesim.env import PhoneSimEnv
+from distrl.envs.backends import evaluation_slot, make_device, task_family
+from distrl.envs.protocol import DeviceEnv
 from distrl.policies.base import Policy
 from distrl.runtime.worker import Worker
 
-#: Device seeds of evaluation start here, far from the training devices' (0, 1, 2, ...).
-EVAL_DEVICE_OFFSET = 50_000
+
+def training_devices(cfg: RunConfig, count: int) -> list[DeviceEnv]:
+    """The serial runtime's ``count`` training devices (slots 0..count-1)."""
+    return [make_device(cfg, i, seed=cfg.seed * 10_007 + i) for i in range(count)]
 
 
-def phonesim_devices(cfg: RunConfig, count: int, offset: int) -> list[PhoneSimEnv]:
-    """``count`` PhoneSim devices with seeds derived from the run seed and ``offset``."""
-    return [
-        PhoneSimEnv(
-            cfg.env.phonesim,
-            seed=cfg.seed * 10_007 + offset + i,
-            device_id=f"phonesim-{offset + i}",
-        )
-        for i in range(count)
-    ]
+def evaluation_devices(cfg: RunConfig, count: int) -> list[DeviceEnv]:
+    """``count`` evaluation devices, seeded apart from the training devices (see
+    :func:`~distrl.envs.backends.evaluation_slot` for which real devices they are)."""
+    slots = [evaluation_slot(cfg, i) for i in range(count)]
+    return [make_device(cfg, slot, seed=cfg.seed * 10_007 + slot) for slot in slots]
 
 
 class TaskSampler:
@@ -65,18 +63,20 @@ def evaluate(
     quiet = cfg.model_copy(deep=True)
     quiet.env.phonesim.latency.enabled = False
     worker = Worker(
-        phonesim_devices(quiet, min(cfg.train.devices, episodes), offset=EVAL_DEVICE_OFFSET),
+        evaluation_devices(quiet, min(cfg.train.devices, episodes)),
         copy.deepcopy(policy),
         TaskSampler(tasks, cfg.seed + 17),
         worker_id="eval",
         seed=cfg.seed + 17,
         greedy=greedy,
     )
-    trajectories = worker.collect(episodes)[:episodes]
+    try:
+        trajectories = worker.collect(episodes)[:episodes]
+    finally:
+        worker.close()
     per_template: dict[str, list[bool]] = {}
     for trajectory in trajectories:
-        template = str(trajectory.task.spec.get("template", trajectory.task.suite))
-        per_template.setdefault(template, []).append(trajectory.success)
+        per_template.setdefault(task_family(trajectory.task), []).append(trajectory.success)
     return EvalResult(
         success_rate=float(np.mean([t.success for t in trajectories])),
         episodes=len(trajectories),

@@ -1,4 +1,4 @@
-"""``distrl play``: run a scripted agent (oracle, noisy oracle, random) on PhoneSim tasks.
+"""``distrl play``: run a scripted agent (oracle, noisy oracle, random) on any backend's tasks.
 
 Used to check the simulator and the task suites, to measure the floor and ceiling of success,
 and to collect demonstrations. Completed trajectories are appended to the run folder's Parquet
@@ -18,9 +18,8 @@ from distrl.agents.base import Agent
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
-from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite, load_task_file
-from distrl.envs.protocol import DeviceFault
+from distrl.envs.backends import load_tasks, make_device, task_family
+from distrl.envs.protocol import DeviceEnv, DeviceFault
 from distrl.runtime.rollout import run_episode
 from distrl.runtime.run_dir import create_run_dir, write_summary
 from distrl.store import TrajectoryStore
@@ -55,13 +54,11 @@ class PlayResult:
 
 
 def select_tasks(cfg: RunConfig) -> list[Task]:
-    """The task list a config asks for: a task file if given, else the suite's split."""
-    if cfg.env.task_file:
-        return load_task_file(cfg.env.task_file)
-    return load_suite(cfg.env.suite, cfg.env.split)
+    """The task list a config asks for: a task file if given, else the backend's split."""
+    return load_tasks(cfg, cfg.env.split)
 
 
-def make_agent(cfg: RunConfig, env: PhoneSimEnv, rng: np.random.Generator) -> Agent:
+def make_agent(cfg: RunConfig, env: DeviceEnv, rng: np.random.Generator) -> Agent:
     if cfg.play.policy == "oracle":
         return OracleAgent(env)
     if cfg.play.policy == "noisy":
@@ -84,15 +81,32 @@ def play(
     tasks = tasks if tasks is not None else select_tasks(cfg)
     rng = np.random.default_rng(cfg.seed)
     order = rng.permutation(len(tasks))
-    env = PhoneSimEnv(cfg.env.phonesim, seed=cfg.seed, device_id="phonesim-0")
-    agent = make_agent(cfg, env, rng)
     run_dir = create_run_dir(cfg, command)
+    env = make_device(cfg, 0, seed=cfg.seed)
+    try:
+        agent = make_agent(cfg, env, rng)
+        result = _play_episodes(cfg, env, agent, tasks, order, run_dir, on_episode)
+    finally:
+        env.close()
+    write_summary(run_dir, result.summary())
+    return result
+
+
+def _play_episodes(
+    cfg: RunConfig,
+    env: DeviceEnv,
+    agent: Agent,
+    tasks: list[Task],
+    order: np.ndarray,
+    run_dir: Path,
+    on_episode: Callable[[Trajectory], None] | None,
+) -> PlayResult:
     store = TrajectoryStore(run_dir / "trajectories", save_screens=cfg.play.save_screens)
     result = PlayResult(run_dir, 0, 0)
     for episode in range(cfg.play.episodes):
         task = tasks[int(order[episode % len(tasks)])]
         try:
-            trajectory = run_episode(env, agent, task, device_id=env.device_id)
+            trajectory = run_episode(env, agent, task, device_id=_device_id(env))
         except DeviceFault:
             # The next reset restarts the device; the partial episode is dropped and counted.
             result.dropped += 1
@@ -101,10 +115,11 @@ def play(
         result.episodes += 1
         result.successes += int(trajectory.success)
         result.steps.append(len(trajectory))
-        template = str(task.spec.get("template", task.suite))
-        result.per_template.setdefault(template, []).append(trajectory.success)
+        result.per_template.setdefault(task_family(task), []).append(trajectory.success)
         if on_episode is not None:
             on_episode(trajectory)
-    env.close()
-    write_summary(run_dir, result.summary())
     return result
+
+
+def _device_id(env: DeviceEnv) -> str:
+    return str(getattr(env, "device_id", "device-0"))

@@ -23,7 +23,7 @@ from distrl.algos.rewards import shaped_rewards
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
-from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.backends import load_tasks
 from distrl.errors import InputError
 from distrl.policies.base import Policy
 from distrl.runtime.components import (
@@ -32,7 +32,7 @@ from distrl.runtime.components import (
     build_replay,
     reads_screenshots,
 )
-from distrl.runtime.evaluation import TaskSampler, phonesim_devices
+from distrl.runtime.evaluation import TaskSampler, training_devices
 from distrl.runtime.learner import Learner
 from distrl.runtime.play import play
 from distrl.runtime.replay_service import ReplayService
@@ -167,8 +167,8 @@ def train(
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     torch.manual_seed(cfg.seed)
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")
-    train_tasks = load_suite(cfg.env.suite, "train")
-    test_tasks = load_suite(cfg.env.suite, "test")
+    train_tasks = load_tasks(cfg, "train")
+    test_tasks = load_tasks(cfg, "test")
     policy = build_policy(cfg)
     learner = build_learner(cfg, policy)
     replay = build_replay(cfg, reads_screenshots(policy), run_dir / "trajectories")
@@ -178,7 +178,7 @@ def train(
     elapsed_before = 0.0
     task_sampler = TaskSampler(train_tasks, cfg.seed)
     worker = Worker(
-        phonesim_devices(cfg, cfg.train.devices, offset=0),
+        training_devices(cfg, cfg.train.devices),
         copy.deepcopy(policy),
         task_sampler,
         seed=cfg.seed,
@@ -194,6 +194,37 @@ def train(
         task_sampler.rng.bit_generator.state = state["task_sampler"]
         torch.set_rng_state(state["torch_rng"])
     worker.set_weights(*learner.weights())
+    try:
+        _train_loop(
+            cfg,
+            run_dir,
+            learner,
+            replay,
+            worker,
+            task_sampler,
+            test_tasks,
+            result,
+            elapsed_before,
+            on_progress,
+        )
+    finally:
+        worker.close()
+    return result
+
+
+def _train_loop(
+    cfg: RunConfig,
+    run_dir: Path,
+    learner: Learner,
+    replay: ReplayService,
+    worker: Worker,
+    task_sampler: TaskSampler,
+    test_tasks: list[Task],
+    result: TrainResult,
+    elapsed_before: float,
+    on_progress: Callable[[float, dict[str, float]], None] | None,
+) -> None:
+    """Collect, store, update, evaluate and checkpoint until the budget is spent."""
     writer = SummaryWriter(str(run_dir / "tensorboard"))
     last_eval = result.curve[-1]["minutes"] if result.curve else None
     clock = RunClock(cfg, elapsed_before, last_eval)
@@ -240,4 +271,3 @@ def train(
     _save_checkpoint(run_dir, learner, replay, worker, task_sampler, result, clock.elapsed)
     writer.close()
     write_outputs(run_dir, result)
-    return result

@@ -55,6 +55,11 @@ class Worker:
         self.stats = WorkerStats()
         self._episodes: list[EpisodeInProgress | None] = [None] * len(self.devices)
 
+    def close(self) -> None:
+        """Close every device (a browser or an adb connection must not outlive its worker)."""
+        for device in self.devices:
+            device.close()
+
     def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         """Swap in newer weights (between steps; episodes in flight continue under them and the
         steps record which version acted)."""

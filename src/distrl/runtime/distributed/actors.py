@@ -27,8 +27,8 @@ import torch
 from distrl.algos.rewards import shaped_rewards
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
-from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.backends import device_seed, load_tasks, make_device
+from distrl.envs.protocol import DeviceEnv
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
 from distrl.runtime.components import (
     build_learner,
@@ -209,19 +209,15 @@ class WorkerActor:
             warnings.simplefilter("ignore", DeprecationWarning)
             reborn = ray.get_runtime_context().was_current_actor_reconstructed
         restarts = 1 + time.time_ns() % 1_000_003 if reborn else 0
-        tasks = load_suite(cfg.env.suite, "train")
+        tasks = load_tasks(cfg, "train")
         worker_id = f"worker-{worker_index}"
 
-        def make_device(index: int, incarnation: int) -> PhoneSimEnv:
+        def new_device(index: int, incarnation: int) -> DeviceEnv:
             slot = first_device + index
-            return PhoneSimEnv(
-                cfg.env.phonesim,
-                seed=(cfg.seed * 10_007 + slot) * 1_009 + incarnation + restarts,
-                device_id=f"phonesim-{slot}",
-            )
+            return make_device(cfg, slot, seed=device_seed(cfg, slot, incarnation + restarts))
 
         self.worker = AsyncWorker(
-            make_device,
+            new_device,
             num_devices,
             build_policy(cfg),
             TaskSampler(tasks, seed * 7_919 + worker_index * 101 + restarts),

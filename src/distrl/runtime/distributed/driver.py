@@ -33,7 +33,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
-from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.backends import load_tasks
 from distrl.runtime.async_worker import CollectStats
 from distrl.runtime.components import build_policy, reads_screenshots
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
@@ -132,11 +132,11 @@ def train_ray(
     torch.manual_seed(cfg.seed)
     with ray_session(cfg):
         run_dir = resume if resume is not None else create_run_dir(cfg, "train")
-        test_tasks = load_suite(cfg.env.suite, "test")
+        test_tasks = load_tasks(cfg, "test")
         policy = build_policy(cfg)
         state = load_checkpoint(run_dir) if resume is not None else None
         if state is None and (demonstrations or cfg.train.warm_start_episodes > 0):
-            train_tasks = load_suite(cfg.env.suite, "train")
+            train_tasks = load_tasks(cfg, "train")
             warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
         learner_state = state["learner"] if state is not None else None
         placement = Placement(cfg, run_dir, policy.state_dict(), learner_state)
