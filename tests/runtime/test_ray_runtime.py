@@ -115,7 +115,8 @@ def test_faults_and_a_killed_worker_lose_nothing_that_counted(tmp_path: Path) ->
     result = train_ray(cfg, on_progress=kill_a_worker_once)
     summary = result.summary()
     collection = summary["collection"]
-    assert killed and summary["restarts"] >= 1 and collection["worker_restarts"] >= 1
+    # One kill is one restart (lives counted by the board, not failed calls).
+    assert killed and summary["restarts"] == 1 and collection["worker_restarts"] == 1
     assert summary["collected"] == summary["stored"] == result.episodes
     assert summary["duplicated"] == 0 and summary["dropped_partial"] > 0
     assert collection["device_crashes"] > 0 and collection["device_hangs"] > 0

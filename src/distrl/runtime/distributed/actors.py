@@ -52,6 +52,16 @@ class WeightsBoard:
         self.version = -1
         self.refs: list[ray.ObjectRef] = []
         self.stopped = False
+        #: Worker lives started, per worker index: a restart shows up as a second life, however
+        #: many of the driver's calls the dead actor failed (counting failed calls overcounts).
+        self.lives: dict[int, int] = {}
+
+    def register_life(self, worker_index: int) -> None:
+        self.lives[worker_index] = self.lives.get(worker_index, 0) + 1
+
+    def restarts(self) -> int:
+        """Worker restarts so far: lives beyond each worker's first."""
+        return sum(lives - 1 for lives in self.lives.values())
 
     def publish(self, version: int, refs: list[ray.ObjectRef]) -> None:
         # ``refs`` is a list so Ray hands over the reference itself, not the weights.
@@ -204,6 +214,7 @@ class WorkerActor:
         self.cfg = cfg
         self.replay, self.board = ray.get_actor(replay_name), ray.get_actor(board_name)
         self.timeout = cfg.ray.call_timeout_seconds
+        ray.get(self.board.register_life.remote(worker_index), timeout=self.timeout)
         # A restarted actor draws a different task stream than its previous life did.
         with warnings.catch_warnings():  # Ray 2.60 warns about its own use of actor_id here
             warnings.simplefilter("ignore", DeprecationWarning)

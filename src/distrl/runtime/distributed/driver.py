@@ -19,6 +19,7 @@ counters and RNG and the curve; the replay's windows are rebuilt from the Parque
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -180,6 +181,7 @@ class _Run:
         self.writer = SummaryWriter(str(result.run_dir / "tensorboard"))
         self.updates = placement.get(placement.learner.total_updates.remote())
         self.collected = CollectStats()
+        #: Worker restarts, counted by the board from worker lives (read when the run stops).
         self.worker_restarts = 0
         #: Wall-clock seconds of collection, and device-seconds the devices were available.
         self.collect_seconds = 0.0
@@ -255,6 +257,7 @@ class _Run:
             if self.clock.checkpoint_due():
                 self._checkpoint()
         self.stop()
+        self.worker_restarts = self.placement.get(self.placement.board.restarts.remote())
         self.placement.get(self.placement.replay.flush.remote())
         self._log({})
         if not self.result.curve or self.result.curve[-1]["updates"] != self.updates:
@@ -335,19 +338,18 @@ class _AsyncRun(_Run):
         ended, _ = ray.wait(list(self.running), num_returns=len(self.running), timeout=0)
         for ref in ended:
             index = self.running.pop(ref)
-            try:
+            # A dead actor's call fails; Ray restarts it (the board counts lives): give it its
+            # work back.
+            with contextlib.suppress(RayActorError):
                 self._add_figures(ray.get(ref, timeout=self.cfg.ray.call_timeout_seconds))
-            except RayActorError:
-                self.worker_restarts += 1  # Ray restarts the actor; give it its work back
             self.running[self.placement.workers[index].run_async.remote()] = index
 
     def stop(self) -> None:
         self.placement.get(self.placement.board.stop.remote())
         for ref in list(self.running):
-            try:
+            # A worker that died as the run ended never sent its partial episodes.
+            with contextlib.suppress(RayActorError):
                 self._add_figures(self.placement.get(ref))
-            except RayActorError:
-                self.worker_restarts += 1
         self.collect_seconds = time.monotonic() - self.started
 
 
@@ -375,8 +377,7 @@ class _SyncRun(_Run):
                 index, share = pending.pop(ref)
                 try:
                     self._add_figures(ray.get(ref))
-                except RayActorError:
-                    self.worker_restarts += 1
+                except RayActorError:  # restarted by Ray: it redoes its share
                     pending[workers[index].collect.remote(share)] = (index, share)
         self.placement.get(self.placement.replay.flush.remote())
         collected = time.monotonic()
