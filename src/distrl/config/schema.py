@@ -204,11 +204,6 @@ class AndroidConfig(ConfigSection):
     command_timeout_seconds: float = Field(
         default=30.0, gt=0, description="Timeout of one adb command; past it the device is hung."
     )
-    success: Literal["device", "vlm"] = Field(
-        default="device",
-        description="Who judges success: device (the device reports it via `distrl-task status`; "
-        "fake-adb's PhoneSim phones do) or vlm (the evaluator section's VLM judge).",
-    )
     emulator: EmulatorConfig = Field(
         default_factory=EmulatorConfig, description="Emulator pool from the Android SDK."
     )
@@ -236,6 +231,17 @@ class MiniWoBConfig(ConfigSection):
         description="ChromeDriver; None: $MINIWOB_CHROMEDRIVER, else /usr/bin/chromedriver.",
     )
     horizon: int = Field(default=10, ge=1, description="Steps before an episode is truncated.")
+    screenshots: bool = Field(
+        default=True,
+        description="Capture a screenshot every step (off: ~3x faster steps, black screenshots; "
+        "for policies that read only the element list).",
+    )
+    time_limit_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="The page's own time limit (None: lifted; the horizon bounds episodes, since "
+        "queueing and batched inference make wall-clock time no measure of the agent).",
+    )
     width: int = Field(default=160, ge=160, description="Task area width in CSS pixels.")
     height: int = Field(default=210, ge=210, description="Task area height in CSS pixels.")
 

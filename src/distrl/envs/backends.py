@@ -8,6 +8,10 @@ server) are imported only when chosen.
 
 from __future__ import annotations
 
+import atexit
+import threading
+from typing import Any
+
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.envs.protocol import DeviceEnv
@@ -42,6 +46,10 @@ def make_device(cfg: RunConfig, slot: int, seed: int | None = None) -> DeviceEnv
 def _android_device(cfg: RunConfig, slot: int) -> DeviceEnv:
     from distrl.envs.android.env import AndroidEnv
 
+    pool = _emulator_pool(cfg)
+    if pool is not None and slot < len(pool.serials) and not pool.healthy(slot):
+        # A device is rebuilt after it crashed or hung: bring its emulator back first.
+        pool.restart(slot)
     serials = android_serials(cfg)
     if slot >= len(serials):
         raise InputError(
@@ -55,12 +63,38 @@ def _android_device(cfg: RunConfig, slot: int) -> DeviceEnv:
 
 
 def android_serials(cfg: RunConfig) -> list[str]:
-    """The serials this run drives: ``env.android.serials``, else every online device."""
+    """The serials this run drives: ``env.android.serials``, else the emulators this process
+    started (``env.android.emulator.binary``), else every online device."""
     if cfg.env.android.serials:
         return list(cfg.env.android.serials)
+    pool = _emulator_pool(cfg)
+    if pool is not None:
+        return pool.serials
     from distrl.envs.android.adb_device import online_serials
 
     return online_serials(cfg.env.android)
+
+
+_POOLS: dict[tuple[Any, ...], Any] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _emulator_pool(cfg: RunConfig):  # -> EmulatorPool | None (lazy import)
+    """The emulators of ``env.android.emulator``, booted once per process and stopped at exit
+    (None when no emulator binary is configured: devices are already running)."""
+    emulator = cfg.env.android.emulator
+    if emulator.binary is None:
+        return None
+    key = (cfg.env.android.adb_host, cfg.env.android.adb_port, emulator.model_dump_json())
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            from distrl.envs.android.emulator import EmulatorPool
+
+            pool = EmulatorPool(cfg.env.android)
+            pool.start()
+            atexit.register(pool.stop)
+            _POOLS[key] = pool
+        return _POOLS[key]
 
 
 def build_judge(cfg: RunConfig):  # -> SuccessJudge | None (kept untyped: lazy import)
