@@ -150,6 +150,21 @@ def build_parser() -> argparse.ArgumentParser:
     fake_vlm.add_argument("--key", dest="fake_vlm_key", help="require this bearer key")
     _add_config_arguments(fake_vlm)
 
+    view = commands.add_parser("view", help="static HTML report of a run (trajectory viewer)")
+    view.add_argument("run_dir", help="a play/train run folder")
+    view.add_argument(
+        "--out", dest="view_out", help="write the report here (default: RUN_DIR/view)"
+    )
+    view.add_argument(
+        "--max-trajectories", type=int, default=300, help="newest N trajectories shown"
+    )
+    view.add_argument(
+        "--serve", action="store_true", help="then serve the report on 127.0.0.1 until Ctrl-C"
+    )
+    view.add_argument("--port", dest="view_port", type=int, default=8765, help="port for --serve")
+    view.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    view.set_defaults(overrides=[])
+
     bench = commands.add_parser("bench", help="benchmarks that print figures")
     bench_commands = bench.add_subparsers(
         dest="bench_command", required=True, parser_class=OneLineParser
@@ -255,6 +270,7 @@ _HANDLERS: dict[str, tuple[str, str]] = {
     "fake-adb": ("fakeadb_cmd", "run"),
     "judge-eval": ("judge_cmd", "run"),
     "fake-vlm": ("judge_cmd", "run_fake_vlm"),
+    "view": ("view_cmd", "run"),
 }
 
 

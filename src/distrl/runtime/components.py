@@ -22,6 +22,17 @@ def reads_screenshots(policy: Policy) -> bool:
     return bool(getattr(policy, "uses_screenshots", True))
 
 
+def capture_config(cfg: RunConfig, policy: Policy) -> RunConfig:
+    """``cfg`` with devices told to skip screenshots nobody reads: when ``policy`` reads only the
+    element list, training drops screenshots before the replay and the store anyway, and a
+    browser's screenshot is most of a MiniWoB++ step (about 3x the step time)."""
+    if reads_screenshots(policy) or not cfg.env.miniwob.screenshots:
+        return cfg
+    lean = cfg.model_copy(deep=True)
+    lean.env.miniwob.screenshots = False
+    return lean
+
+
 def build_learner(cfg: RunConfig, policy: Policy) -> Learner:
     return Learner(policy, build_algorithm(cfg), lr=cfg.train.lr, grad_clip=cfg.train.grad_clip)
 

@@ -21,7 +21,7 @@ from torch.utils.tensorboard import SummaryWriter
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.policies.base import Policy
-from distrl.runtime.evaluation import evaluate
+from distrl.runtime.evaluation import EvaluationDevices, evaluate
 from distrl.runtime.run_dir import write_summary
 
 CHECKPOINT = "checkpoints/latest.pt"
@@ -95,11 +95,12 @@ def record_eval(
     updates: int,
     result: TrainResult,
     writer: SummaryWriter,
+    devices: EvaluationDevices | None = None,
 ) -> None:
     """Evaluate ``policy`` on the test split (greedy and sampled) and add a curve point."""
     episodes = cfg.train.eval_episodes
-    greedy = evaluate(policy, cfg, test_tasks, episodes, True).success_rate
-    sampled = evaluate(policy, cfg, test_tasks, episodes, False).success_rate
+    greedy = evaluate(policy, cfg, test_tasks, episodes, True, devices).success_rate
+    sampled = evaluate(policy, cfg, test_tasks, episodes, False, devices).success_rate
     result.curve.append(
         {"minutes": elapsed / 60, "success": greedy, "sampled_success": sampled, "updates": updates}
     )

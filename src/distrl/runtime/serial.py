@@ -30,9 +30,10 @@ from distrl.runtime.components import (
     build_learner,
     build_policy,
     build_replay,
+    capture_config,
     reads_screenshots,
 )
-from distrl.runtime.evaluation import TaskSampler, training_devices
+from distrl.runtime.evaluation import EvaluationDevices, TaskSampler, training_devices
 from distrl.runtime.learner import Learner
 from distrl.runtime.play import play
 from distrl.runtime.replay_service import ReplayService
@@ -178,7 +179,7 @@ def train(
     elapsed_before = 0.0
     task_sampler = TaskSampler(train_tasks, cfg.seed)
     worker = Worker(
-        training_devices(cfg, cfg.train.devices),
+        training_devices(capture_config(cfg, policy), cfg.train.devices),
         copy.deepcopy(policy),
         task_sampler,
         seed=cfg.seed,
@@ -194,6 +195,7 @@ def train(
         task_sampler.rng.bit_generator.state = state["task_sampler"]
         torch.set_rng_state(state["torch_rng"])
     worker.set_weights(*learner.weights())
+    eval_devices = EvaluationDevices(capture_config(cfg, policy))
     try:
         _train_loop(
             cfg,
@@ -206,9 +208,11 @@ def train(
             result,
             elapsed_before,
             on_progress,
+            eval_devices,
         )
     finally:
         worker.close()
+        eval_devices.close()
     return result
 
 
@@ -223,6 +227,7 @@ def _train_loop(
     result: TrainResult,
     elapsed_before: float,
     on_progress: Callable[[float, dict[str, float]], None] | None,
+    eval_devices: EvaluationDevices,
 ) -> None:
     """Collect, store, update, evaluate and checkpoint until the budget is spent."""
     writer = SummaryWriter(str(run_dir / "tensorboard"))
@@ -230,7 +235,9 @@ def _train_loop(
     clock = RunClock(cfg, elapsed_before, last_eval)
 
     def record(elapsed: float) -> None:
-        record_eval(cfg, learner.policy, test_tasks, elapsed, learner.updates, result, writer)
+        record_eval(
+            cfg, learner.policy, test_tasks, elapsed, learner.updates, result, writer, eval_devices
+        )
 
     while True:
         elapsed = clock.elapsed

@@ -34,6 +34,7 @@ from distrl.runtime.components import (
     build_learner,
     build_policy,
     build_replay,
+    capture_config,
     reads_screenshots,
 )
 from distrl.runtime.evaluation import TaskSampler
@@ -223,14 +224,19 @@ class WorkerActor:
         tasks = load_tasks(cfg, "train")
         worker_id = f"worker-{worker_index}"
 
+        policy = build_policy(cfg)
+        device_cfg = capture_config(cfg, policy)
+
         def new_device(index: int, incarnation: int) -> DeviceEnv:
             slot = first_device + index
-            return make_device(cfg, slot, seed=device_seed(cfg, slot, incarnation + restarts))
+            return make_device(
+                device_cfg, slot, seed=device_seed(cfg, slot, incarnation + restarts)
+            )
 
         self.worker = AsyncWorker(
             new_device,
             num_devices,
-            build_policy(cfg),
+            policy,
             TaskSampler(tasks, seed * 7_919 + worker_index * 101 + restarts),
             worker_id=worker_id,
             seed=seed * 7_919 + worker_index + restarts,

@@ -36,9 +36,10 @@ from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.backends import load_tasks
 from distrl.runtime.async_worker import CollectStats
-from distrl.runtime.components import build_policy, reads_screenshots
+from distrl.runtime.components import build_policy, capture_config, reads_screenshots
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
 from distrl.runtime.distributed.session import device_shares, ray_session
+from distrl.runtime.evaluation import EvaluationDevices
 from distrl.runtime.run_dir import create_run_dir
 from distrl.runtime.run_log import (
     RunClock,
@@ -188,6 +189,7 @@ class _Run:
         self.device_seconds = 0.0
         self.evaluating = True
         self.policy = build_policy(cfg)
+        self.eval_devices = EvaluationDevices(capture_config(cfg, self.policy))
         self._sync_policy()
 
     # -- pieces --------------------------------------------------------------------------------
@@ -208,6 +210,7 @@ class _Run:
             self.updates,
             self.result,
             self.writer,
+            self.eval_devices,
         )
 
     def _log(self, trained: dict[str, Any]) -> None:
@@ -242,6 +245,12 @@ class _Run:
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
+        try:
+            return self._run()
+        finally:
+            self.eval_devices.close()
+
+    def _run(self) -> TrainResult:
         self.start()
         trained: dict[str, Any] = {}
         while True:
