@@ -15,8 +15,23 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, database=None, print_blob=True)
 settings.load_profile(os.environ.get("DISTRL_HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def chromium() -> None:
+    """Tests that drive a real browser ask for this: without Debian's chromium and chromedriver
+    they are skipped on a user's machine, but fail in CI (``DISTRL_CI=1``), where `.ci/run`
+    installs both and a skip would hide a broken backend."""
+    missing = [p for p in ("/usr/bin/chromium", "/usr/bin/chromedriver") if not os.path.exists(p)]
+    if not missing:
+        return
+    message = f"needs {' and '.join(missing)} (apt-get install chromium chromium-driver)"
+    if os.environ.get("DISTRL_CI"):
+        pytest.fail(message)
+    pytest.skip(message)

@@ -46,7 +46,7 @@ def test_aride_trains_on_four_android_devices_over_adb(
 
 
 def test_aride_trains_on_miniwob_in_chromium(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], chromium: None
 ) -> None:
     args = ["train", "--env", "miniwob", "--tasks", "click-test,click-button", "--updates", "2"]
     small = [*SMALL_RUN, "train.devices=2", "env.miniwob.screenshots=false"]

@@ -247,9 +247,7 @@ def test_server_binds_loopback_and_serves_the_report(play_view) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip("needs /usr/bin/chromium and /usr/bin/chromedriver")
+def browser(chromium: None) -> Iterator[object]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -3,7 +3,6 @@ and ~350 MiB). Tests that need a fresh browser start their own and close it."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,7 +10,6 @@ import pytest
 from distrl.config.schema import MiniWoBConfig
 from distrl.core.task import Task
 from distrl.envs.miniwob import MiniWoBEnv, miniwob_tasks
-from distrl.envs.miniwob.browser import resolve_binaries
 
 TASKS = [
     "click-test",
@@ -24,13 +22,6 @@ TASKS = [
     "enter-password",
 ]
 CONFIG = MiniWoBConfig(tasks=TASKS, horizon=10)
-
-
-def _chromium_missing() -> str | None:
-    for path in resolve_binaries(CONFIG):
-        if not os.access(path, os.X_OK):
-            return f"{path} is not installed (apt-get install chromium chromium-driver)"
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -58,10 +49,7 @@ def pinned() -> Callable[..., Task]:
 
 
 @pytest.fixture(scope="session")
-def miniwob_env() -> Iterator[MiniWoBEnv]:
-    missing = _chromium_missing()
-    if missing:
-        pytest.skip(missing)
+def miniwob_env(chromium: None) -> Iterator[MiniWoBEnv]:
     env = MiniWoBEnv(CONFIG, seed=0, device_id="miniwob-test")
     try:
         yield env
@@ -70,11 +58,8 @@ def miniwob_env() -> Iterator[MiniWoBEnv]:
 
 
 @pytest.fixture()
-def fresh_env() -> Iterator[MiniWoBEnv]:
+def fresh_env(chromium: None) -> Iterator[MiniWoBEnv]:
     """A second, private browser (for tests that break or reconfigure one)."""
-    missing = _chromium_missing()
-    if missing:
-        pytest.skip(missing)
     env = MiniWoBEnv(
         CONFIG.model_copy(update={"time_limit_seconds": 0.3}), seed=1, device_id="miniwob-spare"
     )
