@@ -10,7 +10,7 @@ import pytest
 
 from distrl.algos.registry import build_algorithm
 from distrl.config.schema import RunConfig
-from distrl.core.trajectory import Trajectory
+from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
@@ -90,3 +90,16 @@ def test_restore_rebuilds_from_the_store_and_counts_what_it_holds(
     assert restored.counters.trajectories == 9 == len(stored)
     assert len(restored) == len(replay)
     assert restored.add(episodes[:9]) == 0  # already stored: never stored twice
+
+
+def test_stored_trajectories_carry_the_learner_version_they_arrived_at(
+    tmp_path: Path, episodes: list[Trajectory]
+) -> None:
+    replay = _replay(tmp_path)
+    replay.add(episodes[:2])
+    replay.sample(4, learner_version=7)  # the learner has moved on to version 7
+    replay.add(episodes[2:4])
+    stored = {t.trajectory_id: t for t in TrajectoryStore(tmp_path / "trajectories").load()}
+    versions = [stored[t.trajectory_id].metadata[LEARNER_VERSION_KEY] for t in episodes[:4]]
+    assert versions == ["0", "0", "7", "7"]
+    assert LEARNER_VERSION_KEY not in episodes[0].metadata  # the sender's copy is untouched

@@ -8,6 +8,10 @@ from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 
+#: ``Trajectory.metadata`` key of the learner's weights version when the trajectory reached the
+#: replay: ``learner_version - step.policy_version`` is how stale the acting policy was.
+LEARNER_VERSION_KEY = "learner_version"
+
 
 @dataclass
 class Step:

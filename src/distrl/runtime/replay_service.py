@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
-from distrl.core.trajectory import Trajectory
+from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import PrioritizedSampler, ReplayBuffer, RingStorage, UniformSampler
 from distrl.store import TrajectoryStore
 
@@ -105,7 +105,13 @@ class ReplayService:
     def add(self, trajectories: Sequence[Trajectory]) -> int:
         """Accept finished trajectories; they count once flushed (at once when ``flush_seconds``
         is 0, else batched into one store shard per period). Returns how many were new."""
-        fresh = [t for t in trajectories if t.trajectory_id not in self._seen_ids]
+        # Stamped with the learner version on arrival, so the store (and `distrl view`) can
+        # show how stale each step's acting policy was when it reached the learner.
+        fresh = [
+            replace(t, metadata={**t.metadata, LEARNER_VERSION_KEY: str(self.learner_version)})
+            for t in trajectories
+            if t.trajectory_id not in self._seen_ids
+        ]
         self.counters.duplicates += len(trajectories) - len(fresh)
         self._seen_ids.update(t.trajectory_id for t in fresh)
         if fresh and not self._pending:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from distrl.core.action import Action, ActionType
-from distrl.core.trajectory import Trajectory
+from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.errors import InputError
 from distrl.store import StoreError, TrajectoryStore
 from distrl.viewer.curves import Plot, make_plots
@@ -36,7 +36,6 @@ from distrl.viewer.overlay import step_image
 #: Files whose presence makes a folder a run folder (any one of them).
 RUN_MARKERS = ("config.yaml", "summary.json", "curve.json", "trajectories")
 #: Where the learner version at storage time is read from, when a producer records it.
-LEARNER_VERSION_KEY = "learner_version"
 IMAGE_FOLDER = "img"
 #: The names this module and the plots write into IMAGE_FOLDER (and so may delete there).
 _OWN_IMAGE = re.compile(r"t\d{4,}-s\d{2,}\.png|plot-[a-z-]+\.png")
