@@ -31,6 +31,8 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         return 0
     if args.bench_command == "collect":
         return _collect(args, cfg)
+    if args.bench_command == "learner":
+        return _learner(args, cfg)
     raise InputError(f"unknown benchmark {args.bench_command!r}")
 
 
@@ -78,6 +80,27 @@ def _collect(args: argparse.Namespace, cfg: RunConfig) -> int:
         console.print(f"async / sync trajectories per hour: {summary['async_over_sync']:.2f}x")
     if "plot" in summary:
         console.print(f"scaling plot: {summary['plot']}")
+    return 0
+
+
+def _learner(args: argparse.Namespace, cfg: RunConfig) -> int:
+    from distrl.bench.learner_bench import bench_learner
+
+    for name, value in (
+        ("--episodes", args.bench_episodes),
+        ("--seconds", args.seconds),
+        ("--updates", args.bench_updates),
+    ):
+        if value <= 0:
+            raise InputError(f"{name} must be > 0, got {value}")
+    summary = bench_learner(cfg, args.bench_episodes, args.seconds, args.bench_updates).summary()
+    if args.json:
+        emit_json(summary)
+        return 0
+    table = Table("figure", "value", title=f"bench learner ({summary['policy']}, {cfg.train.algo})")
+    for key, value in summary.items():
+        table.add_row(key, str(value))
+    Console().print(table)
     return 0
 
 

@@ -196,6 +196,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench_collect.add_argument("--plot", help="where to save the scaling PNG")
     _add_config_arguments(bench_collect)
+    bench_learner = bench_commands.add_parser(
+        "learner", help="replay insert/sample rates, update time, weight publish latency"
+    )
+    bench_learner.add_argument(
+        "--episodes", dest="bench_episodes", type=int, default=32, help="episodes of real data"
+    )
+    bench_learner.add_argument(
+        "--seconds", type=float, default=5.0, help="seconds per replay rate measurement"
+    )
+    bench_learner.add_argument(
+        "--updates", dest="bench_updates", type=int, default=20, help="updates to time"
+    )
+    _add_config_arguments(bench_learner)
     return parser
 
 

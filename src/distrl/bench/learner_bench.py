@@ -1,0 +1,183 @@
+"""``distrl bench learner``: how fast the learner side of the pipeline is, per policy.
+
+Figures, each measured on real data (episodes the policy itself played on PhoneSim):
+
+- replay insert rate: windows cut from stored trajectories and added to the prioritized buffer
+  per second (what one replay can absorb from all workers together);
+- sample + priority write-back rate: batches drawn, importance-weighted and given new priorities
+  per second (the replay's cost per learner update);
+- update step time: one A-RIDE gradient step on a batch (forward, backward, clip, Adam);
+- weight publish latency: from the learner's ``ray.put`` of its weights to a Ray actor in another
+  process having loaded them (what a worker waits for a new version), and the bytes published.
+
+Together they say which part bounds the learner: with the small policy the replay is far faster
+than the update, so more workers buy throughput until the update rate is the limit.
+"""
+
+from __future__ import annotations
+
+import copy
+import resource
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import ray
+import torch
+
+from distrl.config.schema import RunConfig
+from distrl.core.trajectory import Trajectory
+from distrl.envs.backends import load_tasks, make_device
+from distrl.policies.base import Policy
+from distrl.runtime.components import build_learner, build_policy, build_replay, reads_screenshots
+from distrl.runtime.distributed.session import ray_session
+from distrl.runtime.evaluation import TaskSampler
+from distrl.runtime.replay_service import ReplayService
+from distrl.runtime.worker import Worker
+
+
+@dataclass
+class LearnerBench:
+    """The figures of one ``bench learner`` run (``summary()`` is the JSON)."""
+
+    policy: str
+    parameters: int
+    trainable_parameters: int
+    episodes: int
+    windows_per_episode: float
+    insert_windows_per_s: float = 0.0
+    sample_batches_per_s: float = 0.0
+    update_ms: list[float] = field(default_factory=list)
+    publish_ms: list[float] = field(default_factory=list)
+    publish_bytes: int = 0
+    peak_rss_mib: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        def median(values: list[float]) -> float | None:
+            return round(statistics.median(values), 3) if values else None
+
+        return {
+            "policy": self.policy,
+            "parameters": self.parameters,
+            "trainable_parameters": self.trainable_parameters,
+            "episodes": self.episodes,
+            "windows_per_episode": round(self.windows_per_episode, 2),
+            "replay_insert_windows_per_s": round(self.insert_windows_per_s, 1),
+            "replay_sample_update_batches_per_s": round(self.sample_batches_per_s, 1),
+            "update_ms_median": median(self.update_ms),
+            "update_ms_p90": round(float(np.percentile(self.update_ms, 90)), 3)
+            if self.update_ms
+            else None,
+            "updates_per_s": round(1000.0 / statistics.median(self.update_ms), 2)
+            if self.update_ms
+            else None,
+            "publish_ms_median": median(self.publish_ms),
+            "publish_bytes": self.publish_bytes,
+            "peak_rss_mib": round(self.peak_rss_mib, 1),
+        }
+
+
+def _play(cfg: RunConfig, policy: Policy, episodes: int) -> list[Trajectory]:
+    """Episodes ``policy`` plays on the configured backend (PhoneSim by default)."""
+    devices = [make_device(cfg, i, seed=cfg.seed * 10_007 + i) for i in range(4)]
+    worker = Worker(
+        devices,
+        copy.deepcopy(policy),
+        TaskSampler(load_tasks(cfg, "train"), cfg.seed),
+        seed=cfg.seed,
+    )
+    try:
+        return worker.collect(episodes)[:episodes]
+    finally:
+        worker.close()
+
+
+def _time_inserts(
+    cfg: RunConfig, keep: bool, trajectories: list[Trajectory], seconds: float
+) -> tuple[ReplayService, float, float]:
+    """(the filled replay, windows per episode, windows inserted per second)."""
+    replay = build_replay(cfg, keep, store_dir=None)
+    windows, started = replay.ingest(trajectories), time.perf_counter()
+    per_episode = windows / max(len(trajectories), 1)
+    while time.perf_counter() - started < seconds:
+        windows += replay.ingest(trajectories)
+    return replay, per_episode, windows / (time.perf_counter() - started)
+
+
+def _time_samples(replay: ReplayService, batch_size: int, seconds: float) -> float:
+    rng = np.random.default_rng(0)
+    batches, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        batch = replay.sample(batch_size, learner_version=0)
+        if batch is None:
+            break
+        replay.update_priorities(
+            batch.slots, batch.generations, rng.random(len(batch.windows)) + 0.01
+        )
+        batches += 1
+    return batches / (time.perf_counter() - started)
+
+
+@ray.remote(num_cpus=0)
+class _WeightsReader:
+    """Stands where a worker stands: in another process, loading published weights."""
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+
+    def load(self, refs: list[ray.ObjectRef]) -> int:
+        state = ray.get(refs[0])
+        self.policy.load_state_dict(state, strict=False)
+        return len(state)
+
+
+def _time_publishes(policy: Policy, weights: dict[str, torch.Tensor], times: int) -> list[float]:
+    reader = _WeightsReader.remote(copy.deepcopy(policy))
+    ray.get(reader.load.remote([ray.put(weights)]), timeout=300)  # warm: actor and first load
+    latencies = []
+    for _ in range(times):
+        started = time.perf_counter()
+        ray.get(reader.load.remote([ray.put(weights)]), timeout=300)
+        latencies.append((time.perf_counter() - started) * 1000)
+    ray.kill(reader)
+    return latencies
+
+
+def bench_learner(
+    cfg: RunConfig, episodes: int = 32, seconds: float = 5.0, updates: int = 20
+) -> LearnerBench:
+    """Measure the learner side with ``cfg``'s policy and algorithm (see the module doc)."""
+    torch.manual_seed(cfg.seed)
+    policy = build_policy(cfg)
+    keep = reads_screenshots(policy)
+    trajectories = _play(cfg, policy, episodes)
+    parameters = list(policy.parameters()) if hasattr(policy, "parameters") else []
+    bench = LearnerBench(
+        policy=type(policy).__name__,
+        parameters=sum(p.numel() for p in parameters),
+        trainable_parameters=sum(p.numel() for p in parameters if p.requires_grad),
+        episodes=len(trajectories),
+        windows_per_episode=0.0,
+    )
+    replay, bench.windows_per_episode, bench.insert_windows_per_s = _time_inserts(
+        cfg, keep, trajectories, seconds
+    )
+    batch_size = min(cfg.train.batch_size, len(replay))
+    replay.min_replay = min(replay.min_replay, batch_size)
+    bench.sample_batches_per_s = _time_samples(replay, batch_size, seconds)
+    learner = build_learner(cfg, policy)
+    for index in range(updates + 2):
+        batch = replay.sample(batch_size, learner.version)
+        assert batch is not None
+        started = time.perf_counter()
+        learner.update(batch)
+        if index >= 2:  # the first steps allocate Adam's state and warm the allocator
+            bench.update_ms.append((time.perf_counter() - started) * 1000)
+    weights, _ = learner.weights()
+    bench.publish_bytes = sum(t.numel() * t.element_size() for t in weights.values())
+    with ray_session(cfg):  # local Ray on loopback, as a training run starts it
+        bench.publish_ms = _time_publishes(policy, weights, times=10)
+    bench.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return bench

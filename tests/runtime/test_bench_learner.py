@@ -1,0 +1,37 @@
+"""``distrl bench learner``: figures measured on real data, checked against direct computations."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from distrl.algos.step_window import cut_windows
+from distrl.bench.learner_bench import _play, bench_learner
+from distrl.cli.main import main
+from distrl.config.schema import RunConfig
+from distrl.runtime.components import build_algorithm, build_policy
+
+
+def test_bench_learner_figures_agree_with_direct_counts() -> None:
+    cfg = RunConfig()
+    cfg.ray.num_cpus = 2
+    bench = bench_learner(cfg, episodes=4, seconds=0.2, updates=2)
+    summary = bench.summary()
+    # Windows per episode: what cutting the same episodes gives directly.
+    torch.manual_seed(cfg.seed)  # the same policy, so the same episodes, as the bench played
+    trajectories = _play(cfg, build_policy(cfg), 4)
+    shaping = build_algorithm(cfg).shaping
+    expected = sum(len(cut_windows(t, cfg.aride.window, shaping)) for t in trajectories) / 4
+    assert summary["windows_per_episode"] == pytest.approx(expected, abs=0.01)
+    # Published bytes: the policy's whole state (the small policy trains every parameter).
+    state = build_policy(cfg).state_dict()
+    assert summary["publish_bytes"] == sum(t.numel() * t.element_size() for t in state.values())
+    assert len(bench.update_ms) == 2 and len(bench.publish_ms) == 10
+    assert summary["replay_insert_windows_per_s"] > 0
+    assert summary["replay_sample_update_batches_per_s"] > 0
+    assert summary["parameters"] == summary["trainable_parameters"] > 0
+
+
+def test_bench_learner_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "learner", "--updates", "0", "--json"]) == 2
+    assert "--updates must be > 0" in capsys.readouterr().err
