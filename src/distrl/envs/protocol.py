@@ -34,3 +34,38 @@ class DeviceEnv(Protocol):
     def step(self, action: Action) -> tuple[Observation, float, bool, dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+def episode_end(success: bool, declared: bool, steps: int, horizon: int) -> tuple[bool, bool]:
+    """(done, truncated) after a step, the same rule on every backend: an episode ends when the
+    task is done, when the agent declares it complete or impossible, or at the horizon (then it
+    is truncated)."""
+    truncated = not (success or declared) and steps >= horizon
+    return success or declared or truncated, truncated
+
+
+def step_info(
+    *,
+    event: str,
+    success: bool,
+    truncated: bool,
+    steps: int,
+    action: Action,
+    device_seconds: float,
+    invalid_reason: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    """The ``info`` dict every backend's ``step`` returns (runtimes and tests read these keys);
+    ``invalid_reason`` adds a device-side reason (e.g. text the device cannot type) to an
+    action that parsed; backend-specific figures go in ``extra``."""
+    reason = action.invalid_reason or invalid_reason
+    return {
+        "event": event,
+        "success": success,
+        "truncated": truncated,
+        "steps": steps,
+        "invalid": bool(reason) or not action.is_valid,
+        "invalid_reason": reason,
+        "device_seconds": device_seconds,
+        **extra,
+    }

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import UIElement
+from distrl.text_raster import fit_text
+from distrl.text_raster import font as _font
+from distrl.text_raster import text_mask as _text_mask
 
 Colour = tuple[int, int, int]
 
@@ -58,44 +60,15 @@ _STATIC_EDGE: Colour = (176, 180, 186)
 _WIREFRAME_TEXT: Colour = (33, 33, 33)
 
 
-@lru_cache(maxsize=16)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    # Pillow's bundled font: the same glyphs on every machine, no system font needed.
-    return ImageFont.load_default(size=size)
-
-
-@lru_cache(maxsize=8192)
-def _text_mask(text: str, size: int) -> Image.Image:
-    """``text`` rasterised once as an alpha mask: wireframes repeat the same labels on every
-    step, and rendering glyphs dominated the cost of drawing them."""
-    font = _font(size)
-    _, _, right, bottom = font.getbbox(text)
-    mask = Image.new("L", (max(1, right), max(1, bottom)), 0)
-    ImageDraw.Draw(mask).text((0, 0), text, font=font, fill=255)
-    return mask
-
-
 def _paste_text(
     image: Image.Image, xy: tuple[float, float], text: str, size: int, colour: Colour
 ) -> None:
     image.paste(colour, (round(xy[0]), round(xy[1])), _text_mask(text, size))
 
 
-@lru_cache(maxsize=8192)
 def _fit(text: str, size: int, width: float) -> str:
-    """``text`` on one line, cut with an ellipsis to fit ``width`` pixels."""
-    text = " ".join(text.split())
-    font = _font(size)
-    if font.getlength(text) <= width:
-        return text
-    low, high = 0, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if font.getlength(text[:mid] + "...") <= width:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low] + "..."
+    """``text`` on one line (whitespace collapsed), cut with an ellipsis to fit ``width``."""
+    return fit_text(" ".join(text.split()), size, width)
 
 
 def _to_pixel(point_yx: tuple[float, float], size: tuple[int, int]) -> tuple[float, float]:

@@ -44,7 +44,7 @@ from distrl.envs.android.adb_device import (
 from distrl.envs.android.emulator import EmulatorConsole
 from distrl.envs.android.escape import UntypeableText, quote
 from distrl.envs.android.ui_xml import UIDumpError, dump_packages, parse_ui_xml
-from distrl.envs.protocol import DeviceCrashed, DeviceFault
+from distrl.envs.protocol import DeviceCrashed, DeviceFault, episode_end, step_info
 from distrl.errors import InputError
 from distrl.evaluators.base import SuccessJudge
 
@@ -135,18 +135,16 @@ class AndroidEnv:
         except DeviceFault:
             self.faulted = True
             raise
-        declared = action.is_status
-        truncated = not (success or declared) and self.steps >= self.task.horizon
-        self.done = success or declared or truncated
-        info: dict[str, Any] = {
-            "event": event,
-            "success": success,
-            "truncated": truncated,
-            "steps": self.steps,
-            "invalid": not action.is_valid or bool(refused),
-            "invalid_reason": action.invalid_reason or refused,
-            "device_seconds": time.monotonic() - started,
-        }
+        self.done, truncated = episode_end(success, action.is_status, self.steps, self.task.horizon)
+        info = step_info(
+            event=event,
+            success=success,
+            truncated=truncated,
+            steps=self.steps,
+            action=action,
+            device_seconds=time.monotonic() - started,
+            invalid_reason=refused,
+        )
         return observation, float(success), self.done, info
 
     def close(self) -> None:

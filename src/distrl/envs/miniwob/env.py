@@ -55,7 +55,7 @@ from distrl.envs.miniwob.browser import (
 from distrl.envs.miniwob.dom import page_elements
 from distrl.envs.miniwob.solver import expert_action
 from distrl.envs.miniwob.tasks import SEED_RANGES, check_task_name
-from distrl.envs.protocol import DeviceCrashed, DeviceFault, DeviceHung
+from distrl.envs.protocol import DeviceCrashed, DeviceFault, DeviceHung, episode_end, step_info
 from distrl.errors import InputError
 
 __all__ = ["MiniWoBEnv", "MiniWoBSetupError", "MiniWoBTaskError"]
@@ -167,23 +167,23 @@ class MiniWoBEnv:
         state = self.state
         assert state is not None
         success = state.done and state.raw_reward > 0
-        truncated = not (state.done or action.is_status) and self.steps >= self.task.horizon
-        self.done = state.done or action.is_status or truncated
-        info: dict[str, Any] = {
-            "event": "+".join(ACTION_SPACE.action_types[c["action_type"]].value for c in commands),
-            "success": success,
-            "truncated": truncated,
-            "steps": self.steps,
-            "invalid": not action.is_valid,
-            "invalid_reason": action.invalid_reason,
-            "device_seconds": seconds,
-            "raw_reward": state.raw_reward,
-            "page_done": state.done,
-            "reason": state.reason,
-            "timed_out": state.done and state.reason == "timed out",
-            "task": self.task_name,
-            "episode_seed": self.episode_seed,
-        }
+        self.done, truncated = episode_end(
+            state.done, action.is_status, self.steps, self.task.horizon
+        )
+        info = step_info(
+            event="+".join(ACTION_SPACE.action_types[c["action_type"]].value for c in commands),
+            success=success,
+            truncated=truncated,
+            steps=self.steps,
+            action=action,
+            device_seconds=seconds,
+            raw_reward=state.raw_reward,
+            page_done=state.done,
+            reason=state.reason,
+            timed_out=state.done and state.reason == "timed out",
+            task=self.task_name,
+            episode_seed=self.episode_seed,
+        )
         return observation, float(success), self.done, info
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from distrl.envs.phonesim.render import Renderer
 from distrl.envs.phonesim.tasks.base import TaskTemplate
 from distrl.envs.phonesim.tasks.registry import TEMPLATES
 from distrl.envs.phonesim.world import populate_world
-from distrl.envs.protocol import DeviceCrashed, DeviceFault
+from distrl.envs.protocol import DeviceCrashed, DeviceFault, episode_end, step_info
 from distrl.errors import InputError
 
 
@@ -107,17 +107,15 @@ class PhoneSimEnv:
             ActionType.STATUS_TASK_IMPOSSIBLE,
         )
         assert self.task is not None
-        truncated = not (success or declared) and self.steps >= self.task.horizon
-        self.done = success or declared or truncated
-        info: dict[str, Any] = {
-            "event": event,
-            "success": success,
-            "truncated": truncated,
-            "steps": self.steps,
-            "invalid": not action.is_valid,
-            "invalid_reason": action.invalid_reason,
-            "device_seconds": seconds,
-        }
+        self.done, truncated = episode_end(success, declared, self.steps, self.task.horizon)
+        info = step_info(
+            event=event,
+            success=success,
+            truncated=truncated,
+            steps=self.steps,
+            action=action,
+            device_seconds=seconds,
+        )
         return self.observe(), float(success), self.done, info
 
     def close(self) -> None:

@@ -10,44 +10,17 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from distrl.envs.phonesim import keyboard
 from distrl.envs.phonesim.layout import KEYBOARD_TOP, NAV_BAR_TOP, Placed
 from distrl.envs.phonesim.phone import Screen
 from distrl.envs.phonesim.theme import Color, Theme, readable_on
+from distrl.text_raster import fit_text as _fit
+from distrl.text_raster import font as _font
+from distrl.text_raster import text_mask as _text_mask
 
 Box = tuple[int, int, int, int]
-
-
-@lru_cache(maxsize=64)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    return ImageFont.load_default(size=size)
-
-
-@lru_cache(maxsize=16384)
-def _text_mask(text: str, size: int) -> Image.Image:
-    font = _font(size)
-    left, top, right, bottom = font.getbbox(text)
-    mask = Image.new("L", (max(1, right), max(1, bottom)), 0)
-    ImageDraw.Draw(mask).text((0, 0), text, font=font, fill=255)
-    return mask
-
-
-@lru_cache(maxsize=16384)
-def _fit(text: str, size: int, width: int) -> str:
-    """``text`` cut with an ellipsis so it fits ``width`` pixels."""
-    font = _font(size)
-    if font.getlength(text) <= width:
-        return text
-    low, high = 0, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if font.getlength(text[:mid] + "...") <= width:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low] + "..."
 
 
 @lru_cache(maxsize=16384)
