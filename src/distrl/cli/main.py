@@ -97,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--runtime", help="serial or ray (train.runtime)")
     train.add_argument("--mode", help="ray runtime: async or sync (train.mode)")
     train.add_argument("--algo", help="aride, digirl or fbc (train.algo)")
+    train.add_argument("--policy", help="small or vlm (policy.kind)")
+    train.add_argument(
+        "--vlm",
+        metavar="tiny|PATH",
+        help="the VLM policy: tiny (built locally, random weights) or a local transformers model "
+        "folder (policy.vlm.tiny / policy.vlm.path); implies --policy vlm",
+    )
     train.add_argument("--workers", type=int, help="Ray worker actors (ray.workers)")
     train.add_argument(
         "--ray-address", help="join this Ray cluster, e.g. auto (ray.address); default: local"
@@ -230,6 +237,7 @@ _FLAG_TO_KEY = {
     "runtime": "train.runtime",
     "mode": "train.mode",
     "algo": "train.algo",
+    "policy_kind": "policy.kind",
     "workers": "ray.workers",
     "ray_address": "ray.address",
     "eval_episodes": "train.eval_episodes",
@@ -244,6 +252,7 @@ def _retarget_flags(args: argparse.Namespace) -> None:
     renames = {
         "eval": {"episodes": "eval_episodes"},
         "collect-demos": {"episodes": "warm_start_episodes", "noise": "demo_noise"},
+        "train": {"policy": "policy_kind"},
     }
     for flag, renamed in renames.get(args.command, {}).items():
         setattr(args, renamed, getattr(args, flag, None))
@@ -262,6 +271,11 @@ def config_overrides(args: argparse.Namespace) -> list[str]:
         overrides.append(f"env.miniwob.tasks=[{','.join(names)}]")
     if getattr(args, "save_screens", False):
         overrides.append("play.save_screens=true")
+    vlm = getattr(args, "vlm", None)
+    if vlm:
+        if getattr(args, "policy_kind", None) is None:
+            overrides.append("policy.kind=vlm")
+        overrides.append("policy.vlm.tiny=true" if vlm == "tiny" else f"policy.vlm.path={vlm}")
     for item in args.overrides:
         if "=" not in item:
             raise InputError(f"unexpected argument {item!r} (overrides are key=value)")

@@ -487,6 +487,105 @@ class EvaluatorConfig(ConfigSection):
     vlm: VLMJudgeConfig = Field(default_factory=VLMJudgeConfig, description="VLM judge settings.")
 
 
+class VLMPolicyConfig(ConfigSection):
+    """The multimodal LLM policy (``policy.kind=vlm``): which model, LoRA, sampling, critic.
+
+    Exactly one of ``tiny`` (a few-MB model with random weights and a tokenizer trained in-process:
+    tests and CPU smoke runs) or ``path`` (a local transformers checkpoint of any vision-language
+    model and its processor, e.g. Qwen2-VL, SmolVLM, Idefics3) chooses the base model.
+    """
+
+    path: str | None = Field(
+        default=None,
+        description="Local folder of a transformers vision-language model and its processor "
+        "(loaded offline with AutoModelForImageTextToText / AutoProcessor).",
+    )
+    tiny: bool = Field(
+        default=False, description="Build the tiny random-weight VLM locally instead of a path."
+    )
+    seed: int = Field(
+        default=0, ge=0, description="Seed of the tiny base's weights and of the new LoRA/critic."
+    )
+    lora: bool = Field(default=True, description="Train LoRA adapters (off: train every weight).")
+    lora_r: int = Field(default=8, ge=1, le=1024, description="LoRA rank.")
+    lora_alpha: float = Field(default=16.0, gt=0, description="LoRA scaling numerator.")
+    lora_dropout: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="LoRA dropout (only active if the policy is put in train mode; act and "
+        "evaluate run in eval mode so that their log-probs agree).",
+    )
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+        description="Module names (suffixes) that get LoRA adapters.",
+    )
+    temperature: float = Field(
+        default=1.0, gt=0.0, le=10.0, description="Sampling temperature (log-probs use it too)."
+    )
+    max_new_tokens: int = Field(
+        default=64, ge=1, le=1024, description="Longest generated action text, in tokens."
+    )
+    history: int = Field(
+        default=4, ge=0, le=32, description="Previous actions written into the prompt."
+    )
+    screenshot_max_side: int = Field(
+        default=448, ge=28, le=4096, description="Screenshots are downscaled to this longest side."
+    )
+    critic: Literal["head", "separate"] = Field(
+        default="head",
+        description="head: value MLPs on the VLM's pooled prompt features (shared trunk); "
+        "separate: an independent small network over the element list.",
+    )
+    dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        default="auto", description="Weights dtype; auto: bfloat16 on CUDA, float32 on CPU."
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto", description="Where the model runs; auto: CUDA when visible."
+    )
+    max_batch_size: int = Field(
+        default=64, ge=1, description="Observations per forward pass (larger batches are split)."
+    )
+    cpu_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="torch threads for the policy's forward passes on CPU; None: 1 for the tiny "
+        "model (its ops are too small to split: 2 threads ran 10-25x slower on a busy 2-core "
+        "machine), torch's own setting otherwise.",
+    )
+    ddp_processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Learner processes for distrl.runtime.ddp (one per GPU; gloo on CPU).",
+    )
+    grad_accumulation: int = Field(
+        default=1, ge=1, le=1024, description="Micro-batches per learner update and process."
+    )
+
+
+class PolicyConfig(ConfigSection):
+    """Which policy a run trains: the small CPU policy or a vision-language model."""
+
+    kind: Literal["small", "vlm"] = Field(
+        default="small",
+        description="small: the pointer network over the element list; vlm: a transformers "
+        "vision-language model emitting AitW action text (see policy.vlm).",
+    )
+    vlm: VLMPolicyConfig = Field(
+        default_factory=VLMPolicyConfig, description="The VLM policy's settings."
+    )
+
+    @model_validator(mode="after")
+    def _one_base_model(self) -> PolicyConfig:
+        if self.kind == "vlm" and self.vlm.tiny == (self.vlm.path is not None):
+            raise ValueError(
+                "policy.kind=vlm needs exactly one of policy.vlm.tiny=true or "
+                "policy.vlm.path=FOLDER (e.g. `distrl train --policy vlm --vlm tiny`)"
+            )
+        return self
+
+
 class RunConfig(ConfigSection):
     """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
 
@@ -507,4 +606,7 @@ class RunConfig(ConfigSection):
     )
     digirl: DigiRLConfig = Field(
         default_factory=DigiRLConfig, description="DigiRL baseline constants."
+    )
+    policy: PolicyConfig = Field(
+        default_factory=PolicyConfig, description="The policy a run trains (small or vlm)."
     )

@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
@@ -141,6 +142,8 @@ PolicyT = TypeVar("PolicyT")
 
 #: Policy classes by name (the ``kind`` stored in their checkpoints).
 POLICY_REGISTRY: dict[str, Any] = {}
+#: Policies whose module is imported only when a checkpoint needs it (heavy dependencies).
+_LAZY_POLICIES = {"vlm": "distrl.policies.vlm"}
 
 
 def register_policy(name: str) -> Callable[[type[PolicyT]], type[PolicyT]]:
@@ -183,6 +186,8 @@ def load_policy(path: str | Path) -> Policy:
     """Load any registered policy from its checkpoint, whatever its class."""
     data = read_checkpoint(path)
     kind = data.get("kind")
+    if kind in _LAZY_POLICIES and kind not in POLICY_REGISTRY:
+        importlib.import_module(_LAZY_POLICIES[kind])  # registers the class
     if kind not in POLICY_REGISTRY:
         raise PolicyCheckpointError(
             f"policy checkpoint {path}: unknown policy kind {kind!r} "

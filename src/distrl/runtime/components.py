@@ -6,6 +6,7 @@ from pathlib import Path
 
 from distrl.algos.registry import build_algorithm
 from distrl.config.schema import RunConfig
+from distrl.errors import InputError
 from distrl.policies.base import Policy
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
@@ -13,8 +14,12 @@ from distrl.runtime.replay_service import ReplayService
 
 
 def build_policy(cfg: RunConfig) -> Policy:
-    """The policy a run trains (the small CPU policy)."""
-    del cfg  # one policy kind for now; the VLM policy will be chosen here
+    """The policy a run trains: ``policy.kind`` small (the CPU default) or vlm."""
+    if cfg.policy.kind == "vlm":
+        # Imported on demand: transformers and peft load only for runs that use them.
+        from distrl.policies.vlm import VLMPolicy
+
+        return VLMPolicy(cfg.policy.vlm)
     return SmallPolicy(SmallPolicyConfig())
 
 
@@ -34,7 +39,21 @@ def capture_config(cfg: RunConfig, policy: Policy) -> RunConfig:
 
 
 def build_learner(cfg: RunConfig, policy: Policy) -> Learner:
-    return Learner(policy, build_algorithm(cfg), lr=cfg.train.lr, grad_clip=cfg.train.grad_clip)
+    vlm = cfg.policy.vlm
+    if cfg.policy.kind == "vlm" and vlm.ddp_processes > 1:
+        # Refused rather than ignored: a user asking for 4 GPUs must not silently get one.
+        raise InputError(
+            f"policy.vlm.ddp_processes={vlm.ddp_processes}: the online learner runs one process "
+            "so far (multi-process updates: distrl.runtime.ddp.ddp_update); set it to 1"
+        )
+    accumulation = vlm.grad_accumulation if cfg.policy.kind == "vlm" else 1
+    return Learner(
+        policy,
+        build_algorithm(cfg),
+        lr=cfg.train.lr,
+        grad_clip=cfg.train.grad_clip,
+        accumulation=accumulation,
+    )
 
 
 def build_replay(

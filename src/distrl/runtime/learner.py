@@ -13,14 +13,30 @@ import torch
 
 from distrl.algos.registry import Algorithm
 from distrl.policies.base import Policy
+from distrl.runtime.ddp import accumulate_gradients
 from distrl.runtime.replay_service import ReplayBatch
 
 
+def tensor_bytes(state: dict[str, torch.Tensor]) -> int:
+    """Bytes of the tensors in ``state``."""
+    return sum(t.numel() * t.element_size() for t in state.values())
+
+
 class Learner:
-    def __init__(self, policy: Policy, algorithm: Algorithm, *, lr: float, grad_clip: float):
+    def __init__(
+        self,
+        policy: Policy,
+        algorithm: Algorithm,
+        *,
+        lr: float,
+        grad_clip: float,
+        accumulation: int = 1,
+    ):
         self.policy = policy
         self.algorithm = algorithm
         self.grad_clip = grad_clip
+        #: Micro-batches per update (gradient accumulation; see :mod:`distrl.runtime.ddp`).
+        self.accumulation = accumulation
         self.parameters = [p for p in policy.parameters() if p.requires_grad]
         self.optimizer = torch.optim.Adam(self.parameters, lr=lr)
         self.updates = 0
@@ -34,9 +50,17 @@ class Learner:
         weights = torch.tensor(
             batch.weights, dtype=torch.float32
         )  # a copy: Ray's arrays are read-only
-        loss, priorities, metrics = self.algorithm.loss_fn(self.policy, batch.windows, weights)
         self.optimizer.zero_grad()
-        loss.backward()
+        if self.accumulation > 1:
+            loss, priorities, metrics = accumulate_gradients(
+                lambda windows, w: self.algorithm.loss_fn(self.policy, windows, w),
+                batch.windows,
+                weights,
+                self.accumulation,
+            )
+        else:
+            loss, priorities, metrics = self.algorithm.loss_fn(self.policy, batch.windows, weights)
+            loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.parameters, self.grad_clip)
         self.optimizer.step()
         staleness = [self.version - min(w.policy_versions) for w in batch.windows]
@@ -53,8 +77,20 @@ class Learner:
         }
 
     def weights(self) -> tuple[dict[str, torch.Tensor], int]:
-        """The parameters workers should act with, and their version."""
-        return {k: v.detach().clone() for k, v in self.policy.state_dict().items()}, self.version
+        """The parameters workers should act with, and their version: only the trainable ones
+        when the policy says which (a VLM's LoRA adapters and critic, not its frozen base)."""
+        trainable = getattr(self.policy, "trainable_state_dict", None)
+        state = trainable() if callable(trainable) else self.policy.state_dict()
+        return {k: v.detach().clone() for k, v in state.items()}, self.version
+
+    def weights_figures(self) -> dict[str, int]:
+        """Bytes of one weights publication and of all the policy's parameters."""
+        return {
+            "published_weights_bytes": tensor_bytes(self.weights()[0]),
+            "policy_parameter_bytes": sum(
+                p.numel() * p.element_size() for p in self.policy.parameters()
+            ),
+        }
 
     def state_dict(self) -> dict[str, object]:
         return {

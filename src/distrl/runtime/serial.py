@@ -175,7 +175,7 @@ def train(
     replay = build_replay(cfg, reads_screenshots(policy), run_dir / "trajectories")
     if resume is None and (demonstrations or cfg.train.warm_start_episodes > 0):
         warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
-    result = TrainResult(run_dir)
+    result = TrainResult(run_dir, extra=learner.weights_figures())
     elapsed_before = 0.0
     task_sampler = TaskSampler(train_tasks, cfg.seed)
     worker = Worker(

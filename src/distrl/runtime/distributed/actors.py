@@ -193,6 +193,10 @@ class LearnerActor:
     def policy_state(self) -> tuple[dict[str, torch.Tensor], int]:
         return self.learner.weights()
 
+    def weights_figures(self) -> dict[str, int]:
+        """Bytes of one weights publication (trainable tensors only) and of the whole policy."""
+        return self.learner.weights_figures()
+
     def state_dict(self) -> dict[str, object]:
         return self.learner.state_dict()
 

@@ -277,6 +277,7 @@ class _Run:
             "runtime": "ray",
             "mode": self.cfg.train.mode,
             **self.figures(),
+            **self.placement.get(self.placement.learner.weights_figures.remote()),
             "worker_nodes": self.placement.worker_nodes(),
         }
         self.writer.close()

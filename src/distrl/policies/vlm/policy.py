@@ -1,0 +1,351 @@
+"""The VLM policy: a transformers vision-language model that writes AitW action text.
+
+``act`` builds the prompt (instruction, previous actions, screenshot; :mod:`.prompt`), samples the
+action text with temperature (:func:`.decoding.sample`), and hands every generated string to
+:func:`~distrl.core.action.parse_action`, which never raises: text that does not parse becomes an
+``INVALID`` action that the reward penalises.
+
+What an action's log-prob is. The replay stores actions, not strings, so the learner can only
+score an action through its canonical text (:func:`~distrl.core.action.format_action`) followed
+by end-of-sequence; the policy's probability of an action is taken to be the probability of that
+token sequence. When the model generated exactly the canonical tokens of what it chose (the
+normal case once it writes canonical text, e.g. after the behaviour-cloning warm start),
+``act`` reports the sum of the generated tokens' log-probs, and ``evaluate`` recomputes that
+number by teacher forcing. When it did not (other spacing, an unparsable string, no end token
+within ``max_new_tokens``), ``act`` scores the canonical text of what the parser made of it, so
+behaviour and target log-probs always describe the same event and the importance ratios stay
+unbiased. For the same reason every action is ``representable``: a demonstration's action is
+scored by its canonical text like any other.
+
+Entropy is the sum of per-token entropies along the scored sequence (see :mod:`.decoding`).
+Only LoRA adapters and the critic train (:mod:`.lora`, :mod:`.critic`); ``state_dict`` is those
+tensors only, so checkpoints, the learner's published weights and the workers' copies never hold
+the frozen base, which every process builds (tiny) or loads (path) itself.
+
+>>> import numpy as np
+>>> from distrl.config.schema import VLMPolicyConfig
+>>> from distrl.core.observation import Observation
+>>> policy = VLMPolicy(VLMPolicyConfig(tiny=True, max_new_tokens=8))
+>>> obs = Observation(np.zeros((64, 32, 3), np.uint8), "Open the Clock app")
+>>> out = policy.act([obs], generator=torch.Generator().manual_seed(0))
+>>> ev = policy.evaluate([obs], out.actions)
+>>> bool(torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4)), bool(ev.representable[0])
+(True, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn.modules.module import _IncompatibleKeys
+
+from distrl.config.schema import VLMPolicyConfig
+from distrl.core.action import Action, parse_action
+from distrl.core.observation import Observation
+from distrl.policies.base import (
+    CHECKPOINT_FORMAT,
+    Evaluation,
+    PolicyCheckpointError,
+    PolicyOutput,
+    read_checkpoint,
+    register_policy,
+)
+from distrl.policies.vlm.backbone import load_backbone, resolve_device
+from distrl.policies.vlm.critic import PooledValueHeads, SeparateCritic
+from distrl.policies.vlm.decoding import (
+    SequenceScores,
+    prompt_features,
+    sample,
+    teacher_force,
+)
+from distrl.policies.vlm.lora import add_lora, state_bytes
+from distrl.policies.vlm.prompt import PromptBuilder
+
+__all__ = ["VLMPolicy"]
+
+
+@contextlib.contextmanager
+def _torch_threads(count: int | None) -> Iterator[None]:
+    """Run the block with ``count`` torch threads (``None``: unchanged)."""
+    before = torch.get_num_threads()
+    if count is None or count == before:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@register_policy("vlm")
+class VLMPolicy(nn.Module):
+    """A vision-language model policy with LoRA and a step critic; implements
+    :class:`~distrl.policies.base.Policy`."""
+
+    #: The model reads the screenshot: replay and workers keep pixels for it.
+    uses_screenshots = True
+
+    def __init__(self, config: VLMPolicyConfig | None = None):
+        super().__init__()
+        self.config = config if config is not None else VLMPolicyConfig(tiny=True)
+        self.version = 0
+        cfg = self.config
+        device = resolve_device(cfg)
+        base, processor = load_backbone(cfg, device)
+        self.model = add_lora(
+            base,
+            enabled=cfg.lora,
+            r=cfg.lora_r,
+            alpha=cfg.lora_alpha,
+            dropout=cfg.lora_dropout,
+            target_modules=cfg.target_modules,
+            seed=cfg.seed,
+        )
+        self.prompts = PromptBuilder(
+            processor, history=cfg.history, screenshot_max_side=cfg.screenshot_max_side
+        )
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.seed + 1)
+            if cfg.critic == "head":
+                hidden = base.config.get_text_config().hidden_size
+                self.critic: PooledValueHeads | SeparateCritic = PooledValueHeads(hidden)
+            else:
+                self.critic = SeparateCritic(cfg.seed + 1)
+        self.critic.to(device)
+        # Eval mode throughout (no dropout): act and evaluate must compute the same function.
+        self.eval()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def _pooled_critic(self) -> bool:
+        return isinstance(self.critic, PooledValueHeads)
+
+    def _threads(self) -> contextlib.AbstractContextManager[None]:
+        """The torch thread count for this policy's forward passes (CPU only)."""
+        count = self.config.cpu_threads
+        if count is None and self.config.tiny:
+            count = 1
+        return _torch_threads(count if self.device.type == "cpu" else None)
+
+    # -- Policy --------------------------------------------------------------------------------
+    @torch.no_grad()
+    def act(
+        self,
+        observations: Sequence[Observation],
+        *,
+        greedy: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> PolicyOutput:
+        if not observations:
+            raise ValueError("act needs at least one observation")
+        actions: list[Action] = []
+        parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        with self._threads():
+            for chunk in _chunks(observations, self.config.max_batch_size):
+                chunk_actions, logprobs, entropies, values = self._act_chunk(
+                    chunk, greedy, generator
+                )
+                actions.extend(chunk_actions)
+                parts.append((logprobs, entropies, values))
+        logprobs, entropies, values = (torch.cat(p).float().cpu() for p in zip(*parts, strict=True))
+        return PolicyOutput(actions, logprobs, entropies, values)
+
+    def _act_chunk(
+        self,
+        observations: Sequence[Observation],
+        greedy: bool,
+        generator: torch.Generator | None,
+    ) -> tuple[list[Action], torch.Tensor, torch.Tensor, torch.Tensor]:
+        cfg, prompts = self.config, self.prompts
+        inputs = prompts.inputs(observations, self.device)
+        sampled = sample(
+            self.model,
+            inputs,
+            temperature=cfg.temperature,
+            max_new_tokens=cfg.max_new_tokens,
+            greedy=greedy,
+            generator=generator,
+            eos_token_id=prompts.eos_token_id,
+            pad_token_id=prompts.pad_token_id,
+            pool=self._pooled_critic,
+        )
+        # Every generated string goes to the parser (which never raises).
+        texts = [
+            prompts.decode(t[:-1] if t and t[-1] == prompts.eos_token_id else t)
+            for t in sampled.tokens
+        ]
+        actions = [parse_action(text) for text in texts]
+        canonical = [prompts.action_ids(action) for action in actions]
+        logprobs = sampled.scores.logprobs.clone()
+        entropies = sampled.scores.entropies.clone()
+        pairs = zip(sampled.tokens, canonical, strict=True)
+        rescore = [i for i, (got, want) in enumerate(pairs) if got != want]
+        if rescore:
+            again = self._score([observations[i] for i in rescore], [actions[i] for i in rescore])
+            logprobs[rescore] = again.logprobs.to(logprobs.dtype)
+            entropies[rescore] = again.entropies.to(entropies.dtype)
+        if self._pooled_critic:
+            assert sampled.scores.features is not None
+            values = self.critic.value(sampled.scores.features)
+        else:
+            values = self.critic.value(observations)
+        return actions, logprobs, entropies, values
+
+    def _score(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> SequenceScores:
+        """Teacher-forced scores of the canonical text of ``actions`` (differentiable)."""
+        inputs = self.prompts.inputs(observations, self.device)
+        return teacher_force(
+            self.model,
+            inputs,
+            [self.prompts.action_ids(action) for action in actions],
+            temperature=self.config.temperature,
+            pad_token_id=self.prompts.pad_token_id,
+            pool=self._pooled_critic,
+        )
+
+    def evaluate(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> Evaluation:
+        if len(actions) != len(observations):
+            raise ValueError(
+                f"got {len(actions)} actions for {len(observations)} observations; "
+                "pass one action per observation"
+            )
+        if not observations:
+            raise ValueError("evaluate needs at least one observation")
+        size = self.config.max_batch_size
+        logprobs, entropies, values = [], [], []
+        for obs_chunk, action_chunk in zip(
+            _chunks(observations, size), _chunks(actions, size), strict=True
+        ):
+            with self._threads():
+                scores = self._score(obs_chunk, action_chunk)
+            logprobs.append(scores.logprobs)
+            entropies.append(scores.entropies)
+            if self._pooled_critic:
+                assert scores.features is not None
+                values.append(self.critic.value(scores.features))
+            else:
+                values.append(self.critic.value(obs_chunk))
+        return Evaluation(
+            logprobs=torch.cat(logprobs).float(),
+            entropies=torch.cat(entropies).float(),
+            values=torch.cat(values).float(),
+            representable=torch.ones(len(actions), dtype=torch.bool, device=self.device),
+        )
+
+    def _features(self, observations: Sequence[Observation]) -> torch.Tensor:
+        with self._threads():
+            parts = [
+                prompt_features(self.model, self.prompts.inputs(chunk, self.device))
+                for chunk in _chunks(observations, self.config.max_batch_size)
+            ]
+        return torch.cat(parts)
+
+    def value(self, observations: Sequence[Observation]) -> torch.Tensor:
+        """Step critic V(s), ``[B]`` (differentiable when gradients are enabled)."""
+        if self._pooled_critic:
+            return self.critic.value(self._features(observations)).float()
+        return self.critic.value(observations).float()
+
+    def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
+        """Instruction-level value V(instruction, s0) as a logit, ``[B]`` (DigiRL's
+        curriculum)."""
+        if self._pooled_critic:
+            features = self._features(first_observations)
+            return self.critic.trajectory_value(features).float()
+        return self.critic.trajectory_value(first_observations).float()
+
+    # -- weights -------------------------------------------------------------------------------
+    def trainable_state_dict(self) -> dict[str, torch.Tensor]:
+        """The tensors training changes (LoRA adapters and critic): what the learner publishes
+        to workers and what checkpoints hold. The frozen base is never among them."""
+        return OrderedDict(
+            (name, parameter.detach())
+            for name, parameter in self.named_parameters()
+            if parameter.requires_grad
+        )
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        """Same as :meth:`trainable_state_dict`: the policy's state is what training changes;
+        the base is part of its config (tiny seed or path)."""
+        del args, kwargs
+        return self.trainable_state_dict()
+
+    def load_state_dict(  # type: ignore[override]
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        """Load trainable tensors (a full state dict is accepted too). ``strict``: every
+        trainable tensor must be present and every key must name a tensor of the policy."""
+        trainable = set(self.trainable_state_dict())
+        known = {name for name, _ in self.named_parameters()}
+        known |= {name for name, _ in self.named_buffers()}
+        missing = sorted(trainable - set(state_dict))
+        unexpected = sorted(set(state_dict) - known)
+        if strict and (missing or unexpected):
+            raise RuntimeError(
+                f"VLMPolicy.load_state_dict: missing trainable tensors {missing[:5]}, "
+                f"unexpected keys {unexpected[:5]} (is the checkpoint from another LoRA or "
+                "critic configuration?)"
+            )
+        super().load_state_dict(state_dict, strict=False, assign=assign)
+        return _IncompatibleKeys(missing, unexpected)
+
+    def weights_bytes(self) -> int:
+        """Bytes of one weights publication (:meth:`trainable_state_dict`)."""
+        return state_bytes(self.trainable_state_dict())
+
+    # -- persistence ---------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """One file: format tag, kind, config (which base: tiny seed or path), version and the
+        trainable tensors. The base itself is not copied: load rebuilds or reloads it."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(
+            {
+                "format": CHECKPOINT_FORMAT,
+                "kind": self.policy_kind,  # type: ignore[attr-defined]
+                "config": self.config.model_dump(mode="python"),
+                "version": int(self.version),
+                "state_dict": {k: v.cpu() for k, v in self.trainable_state_dict().items()},
+            },
+            path,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> VLMPolicy:
+        data = read_checkpoint(path)
+        if data.get("kind") != cls.policy_kind:  # type: ignore[attr-defined]
+            raise PolicyCheckpointError(
+                f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
+                f"not {cls.policy_kind!r}; use distrl.policies.load_policy"  # type: ignore[attr-defined]
+            )
+        policy = cls(VLMPolicyConfig(**data["config"]))
+        try:
+            policy.load_state_dict(data["state_dict"])
+        except RuntimeError as error:
+            raise PolicyCheckpointError(f"policy checkpoint {path}: {error}") from None
+        policy.version = int(data.get("version", 0))
+        return policy
+
+    def extra_repr(self) -> str:
+        total = sum(p.numel() for p in self.parameters())
+        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
+        return f"version={self.version}, parameters={total}, trainable={trainable}"

@@ -1,0 +1,114 @@
+"""Observation -> the VLM's inputs: the AitW-style prompt (instruction, previous actions,
+screenshot) through the model's own chat template and processor, and actions -> target tokens.
+
+Why a separate module: ``act`` and ``evaluate`` must feed the model byte-identical prompts, or the
+behaviour and target log-probs of one action differ for reasons that have nothing to do with the
+weights. Everything that turns an observation into tokens lives here, once.
+
+Screenshots are downscaled here (``screenshot_max_side``) before the processor sees them: a
+360x720 PhoneSim screen costs a real VLM hundreds of image tokens, and most processors would
+resize it anyway.
+
+Prompts are padded on the left, so every row of a batch ends where generation starts; a target
+action is the token ids of its canonical text (:func:`~distrl.core.action.format_action`) followed
+by the end-of-sequence token, which is how a generated action ends too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+
+from distrl.core.action import Action, format_action
+from distrl.core.observation import Observation
+
+__all__ = ["PromptBuilder", "prompt_text"]
+
+#: The smallest screenshot side handed to a processor (vision encoders patch at 14-16 pixels; a
+#: 1x1 placeholder screenshot of a replayed observation would make some processors fail).
+_MIN_SIDE = 28
+
+
+def prompt_text(observation: Observation, history: int) -> str:
+    """The text part of the prompt: the task, the last ``history`` actions, and the question."""
+    lines = [f"Task: {observation.instruction}"]
+    previous = observation.previous_actions[-history:] if history else ()
+    if previous:
+        lines.append("Previous actions:")
+        lines.extend(format_action(action) for action in previous)
+    else:
+        lines.append("Previous actions: none")
+    lines.append("Next action:")
+    return "\n".join(lines)
+
+
+def _screenshot_image(screenshot: np.ndarray, max_side: int) -> Image.Image:
+    """``screenshot`` as an RGB image whose longest side is at most ``max_side`` (and whose
+    shortest is at least a vision patch)."""
+    image = Image.fromarray(np.ascontiguousarray(screenshot[..., :3]).astype(np.uint8), "RGB")
+    width, height = image.size
+    scale = min(1.0, max_side / max(width, height))
+    size = (max(_MIN_SIDE, round(width * scale)), max(_MIN_SIDE, round(height * scale)))
+    return image if size == image.size else image.resize(size, Image.BILINEAR)
+
+
+class PromptBuilder:
+    """Turns observations into model inputs with ``processor`` (any transformers VLM processor
+    with a tokenizer; its chat template is used when it has one)."""
+
+    def __init__(self, processor: Any, *, history: int, screenshot_max_side: int):
+        self.processor = processor
+        self.tokenizer = processor.tokenizer
+        self.tokenizer.padding_side = "left"
+        self.history = history
+        self.screenshot_max_side = screenshot_max_side
+        if self.tokenizer.eos_token_id is None:
+            raise ValueError("the VLM's tokenizer has no end-of-sequence token to end actions with")
+        self.eos_token_id = int(self.tokenizer.eos_token_id)
+        pad = self.tokenizer.pad_token_id
+        self.pad_token_id = int(pad) if pad is not None else self.eos_token_id
+
+    def chat(self, observation: Observation) -> str:
+        """One observation's prompt string, ending where the assistant's action text begins."""
+        messages = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image"},
+                    {"type": "text", "text": prompt_text(observation, self.history)},
+                ],
+            }
+        ]
+        if getattr(self.processor, "chat_template", None):
+            return self.processor.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False
+            )
+        image_token = getattr(self.processor, "image_token", "<image>")
+        return f"{image_token}{prompt_text(observation, self.history)}\n"
+
+    def inputs(self, observations: Sequence[Observation], device: torch.device) -> dict[str, Any]:
+        """The processor's batch (input_ids, attention_mask, pixel values, ...) on ``device``."""
+        texts = [self.chat(obs) for obs in observations]
+        images = [
+            [_screenshot_image(obs.screenshot, self.screenshot_max_side)] for obs in observations
+        ]
+        batch = self.processor(text=texts, images=images, padding=True, return_tensors="pt")
+        return {
+            key: value.to(device) if isinstance(value, torch.Tensor) else value
+            for key, value in batch.items()
+        }
+
+    def action_ids(self, action: Action) -> list[int]:
+        """The target tokens of ``action``: its canonical text, then end-of-sequence."""
+        ids = self.tokenizer.encode(format_action(action), add_special_tokens=False)
+        return [*ids, self.eos_token_id]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Generated ids (without the end-of-sequence token) as text for the action parser."""
+        return self.tokenizer.decode(
+            list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )

@@ -1,0 +1,184 @@
+"""A tiny vision-language model built here, offline: random weights, a tokenizer trained now.
+
+Why: every piece of the VLM policy (prompting, generation, teacher forcing, LoRA, weight
+publishing, DDP) must run in tests and on a 2-core CPU without downloading a checkpoint. The tiny
+model has the architecture of SmolVLM / Idefics3 (a SigLIP-style vision encoder, a pixel-shuffle
+connector and a Llama decoder), so it goes through exactly the transformers code paths a real
+Idefics3 or SmolVLM checkpoint does, only with a few hundred thousand parameters.
+
+The tokenizer is a byte-level BPE trained in-process on canonical AitW action texts and PhoneSim
+instructions, so an action is ~20 tokens instead of ~100 bytes. Both the tokenizer and the weights
+are pure functions of the seed: every process of a run (learner, workers, driver) builds the same
+base, so only the trainable tensors (LoRA, critic) ever need to travel.
+
+>>> model, processor = build_tiny_vlm(seed=0)
+>>> 100_000 < sum(p.numel() for p in model.parameters()) < 2_000_000
+True
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import (
+    GenerationConfig,
+    Idefics3Config,
+    Idefics3ForConditionalGeneration,
+    Idefics3Processor,
+    PreTrainedTokenizerFast,
+)
+
+from distrl.core.action import Action, format_action
+
+try:  # transformers >= 5 names the torchvision-free image processor explicitly
+    from transformers import Idefics3ImageProcessorPil as _ImageProcessor
+except ImportError:  # pragma: no cover - older transformers
+    from transformers import Idefics3ImageProcessor as _ImageProcessor
+
+__all__ = ["TINY_IMAGE_SIDE", "build_tiny_vlm", "tiny_tokenizer"]
+
+#: Side of the square image the tiny vision encoder sees (8x8 patches of 8 pixels).
+TINY_IMAGE_SIDE = 64
+_PATCH = 8
+_SCALE_FACTOR = 2
+#: Image tokens per screenshot: (64 / 8)^2 patches, pixel-shuffled by 2 in each direction.
+_IMAGE_SEQ_LEN = (TINY_IMAGE_SIDE // _PATCH) ** 2 // _SCALE_FACTOR**2
+_VOCAB_SIZE = 768
+_SPECIAL_TOKENS = (
+    "<pad>",
+    "<s>",
+    "</s>",
+    "<unk>",
+    "<fake_token_around_image>",
+    "<image>",
+    "<end_of_utterance>",
+    "<global-img>",
+)
+#: One user turn with the screenshot first, then the assistant's reply (the action text).
+_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] | capitalize }}:"
+    "{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<image>{% else %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def _sample_actions(rng: np.random.Generator, words: list[str], count: int) -> list[Action]:
+    """Actions of every type with random coordinates and texts: the tokenizer's action corpus."""
+    actions: list[Action] = []
+    for _ in range(count):
+        kind = rng.integers(8)
+        if kind < 3:
+            y, x = rng.random(2)
+            actions.append(Action.tap(float(y), float(x)))
+        elif kind == 3:
+            y0, y1, x = rng.random(3)
+            actions.append(Action.swipe((float(y0), float(x)), (float(y1), float(x))))
+        elif kind == 4:
+            n = int(rng.integers(1, 4))
+            actions.append(Action.type_text(" ".join(rng.choice(words, size=n))))
+        else:
+            actions.append(
+                [
+                    Action.press_back(),
+                    Action.press_home(),
+                    Action.press_enter(),
+                    Action.complete(),
+                    Action.impossible(),
+                ][int(rng.integers(5))]
+            )
+    return actions
+
+
+@lru_cache(maxsize=4)
+def _trained_tokenizer(seed: int) -> str:
+    """The trained tokenizer as JSON (cached per process; each caller gets its own copy)."""
+    # Imported here: the policy package should not need the simulator unless the tiny model
+    # is built (a real checkpoint brings its own tokenizer).
+    from distrl.envs.phonesim.tasks.suites import load_suite
+
+    instructions = [t.instruction for s in ("general", "webshop") for t in load_suite(s, "train")]
+    words = sorted({w for text in instructions for w in text.split()})
+    rng = np.random.default_rng(seed)
+    corpus = instructions + [format_action(a) for a in _sample_actions(rng, words, 3000)]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=_VOCAB_SIZE,
+        special_tokens=list(_SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(corpus, trainer)
+    return tokenizer.to_str()
+
+
+def tiny_tokenizer(seed: int = 0) -> PreTrainedTokenizerFast:
+    """The in-process trained byte-level BPE as a transformers tokenizer (left padding, so that
+    a batch's prompts all end where generation starts)."""
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(_trained_tokenizer(seed)),
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        padding_side="left",
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def build_tiny_vlm(seed: int = 0) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
+    """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor."""
+    tokenizer = tiny_tokenizer(seed)
+    image_processor = _ImageProcessor(
+        do_image_splitting=False,
+        size={"longest_edge": TINY_IMAGE_SIDE},
+        max_image_size={"longest_edge": TINY_IMAGE_SIDE},
+    )
+    processor = Idefics3Processor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        image_seq_len=_IMAGE_SEQ_LEN,
+        chat_template=_CHAT_TEMPLATE,
+    )
+    ids = {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+    config = Idefics3Config(
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "image_size": TINY_IMAGE_SIDE,
+            "patch_size": _PATCH,
+        },
+        text_config={
+            "model_type": "llama",
+            "vocab_size": len(tokenizer),
+            "hidden_size": 96,
+            "intermediate_size": 192,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 1024,
+            **ids,
+        },
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        scale_factor=_SCALE_FACTOR,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    # The weights are a function of the seed alone (not of the caller's RNG state), so every
+    # process that builds the tiny base holds the same one.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Idefics3ForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(**ids)
+    return model.eval(), processor

@@ -1,0 +1,303 @@
+"""The VLM policy on the tiny local model: log-prob agreement, parsing, learning, LoRA-only
+weights, checkpoints and configuration (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from distrl.algos.aride import aride_loss
+from distrl.algos.step_window import StepWindow
+from distrl.config.loader import ConfigError, load_config
+from distrl.config.schema import ARideConfig, VLMPolicyConfig
+from distrl.core import action as action_module
+from distrl.core.action import Action
+from distrl.core.observation import Observation
+from distrl.envs.phonesim.env import PhoneSimEnv
+from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.errors import InputError
+from distrl.policies.base import load_policy
+from distrl.policies.vlm import VLMPolicy
+from distrl.policies.vlm import policy as policy_module
+from distrl.policies.vlm.decoding import sample, teacher_force
+from distrl.runtime.components import build_policy
+from distrl.runtime.learner import Learner
+
+TINY = VLMPolicyConfig(tiny=True, max_new_tokens=24)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """The tiny model's ops are microseconds: torch's thread pool only adds contention."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def observations() -> list[Observation]:
+    env = PhoneSimEnv(seed=3)
+    out = []
+    for task in load_suite("general", "train")[:3]:
+        obs = env.reset(task)
+        out.append(obs)
+        obs, _, _, _ = env.step(Action.press_home())
+        out.append(obs)  # one with previous actions in its prompt
+    return out
+
+
+@pytest.fixture(scope="module")
+def policy() -> VLMPolicy:
+    return VLMPolicy(TINY)
+
+
+def test_act_and_evaluate_agree(policy: VLMPolicy, observations: list[Observation]) -> None:
+    out = policy.act(observations, generator=torch.Generator().manual_seed(0))
+    assert len(out.actions) == len(observations)
+    ev = policy.evaluate(observations, out.actions)
+    assert ev.logprobs.requires_grad
+    assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4, rtol=0)
+    assert torch.allclose(out.entropies, ev.entropies.detach(), atol=1e-4, rtol=0)
+    assert torch.allclose(out.values, ev.values.detach(), atol=1e-4, rtol=0)
+    assert bool(ev.representable.all())
+    # Reproducible given the generator's state.
+    again = policy.act(observations, generator=torch.Generator().manual_seed(0))
+    assert again.actions == out.actions
+    assert torch.equal(again.logprobs, out.logprobs)
+
+
+def test_generated_tokens_rescored_by_teacher_forcing(
+    policy: VLMPolicy, observations: list[Observation]
+) -> None:
+    """The sampled path itself: generate's per-token log-probs summed equal one teacher-forced
+    pass over the same tokens (what evaluate computes when the text is canonical)."""
+    inputs = policy.prompts.inputs(observations, policy.device)
+    for temperature, greedy in ((1.0, False), (0.7, False), (1.0, True)):
+        sampled = sample(
+            policy.model,
+            inputs,
+            temperature=temperature,
+            max_new_tokens=24,
+            greedy=greedy,
+            generator=torch.Generator().manual_seed(1),
+            eos_token_id=policy.prompts.eos_token_id,
+            pad_token_id=policy.prompts.pad_token_id,
+            pool=True,
+        )
+        forced = teacher_force(
+            policy.model,
+            inputs,
+            sampled.tokens,
+            temperature=temperature,
+            pad_token_id=policy.prompts.pad_token_id,
+            pool=True,
+        )
+        assert torch.allclose(sampled.scores.logprobs, forced.logprobs, atol=1e-4, rtol=0)
+        assert torch.allclose(sampled.scores.entropies, forced.entropies, atol=1e-4, rtol=0)
+        assert torch.allclose(sampled.scores.features, forced.features, atol=1e-4, rtol=0)
+
+
+def test_canonical_text_is_scored_from_the_generation(
+    policy: VLMPolicy, observations: list[Observation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the model writes an action's canonical text, act reports generate's own sum (no
+    re-scoring), and evaluate reproduces it."""
+    wanted = [Action.tap(0.25, 0.5), Action.press_home()] * (len(observations) // 2)
+    targets = [policy.prompts.action_ids(a) for a in wanted]
+    real_sample = policy_module.sample
+
+    def forced_sample(model, inputs, **kwargs):
+        out = real_sample(model, inputs, **kwargs)
+        scores = teacher_force(
+            model,
+            inputs,
+            targets,
+            temperature=kwargs["temperature"],
+            pad_token_id=kwargs["pad_token_id"],
+            pool=kwargs["pool"],
+        )
+        return type(out)(targets, scores)
+
+    rescored: list[int] = []
+    real_score = policy._score
+    monkeypatch.setattr(policy_module, "sample", forced_sample)
+    monkeypatch.setattr(policy, "_score", lambda o, a: rescored.append(len(o)) or real_score(o, a))
+    with torch.no_grad():
+        out = policy.act(observations)
+    assert out.actions == wanted
+    assert rescored == []
+    ev = policy.evaluate(observations, out.actions)
+    assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4, rtol=0)
+
+
+def test_parser_sees_every_generated_string(
+    policy: VLMPolicy, observations: list[Observation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[object] = []
+    real_parse = action_module.parse_action
+
+    def spy(text: object) -> Action:
+        seen.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(policy_module, "parse_action", spy)
+    generator = torch.Generator().manual_seed(2)
+    total = 0
+    for _ in range(3):
+        out = policy.act(observations, generator=generator)  # random weights: mostly garbage
+        total += len(observations)
+        assert all(isinstance(a, Action) for a in out.actions)
+    assert len(seen) == total and all(isinstance(s, str) for s in seen)
+    assert any(not a.is_valid for a in out.actions)  # and garbage became INVALID, not a crash
+
+
+DEMO_ACTIONS = [Action.tap(0.25, 0.5), Action.press_home(), Action.complete()] * 2
+
+
+def _windows(policy: VLMPolicy, observations: list[Observation]) -> list[StepWindow]:
+    """Two 3-step windows of demonstrated actions with rewards, behaviour log-probs from
+    ``policy``."""
+    with torch.no_grad():
+        logprobs = policy.evaluate(observations, DEMO_ACTIONS).logprobs
+    actions = DEMO_ACTIONS
+    windows = []
+    for start in (0, 3):
+        rows = range(start, start + 3)
+        windows.append(
+            StepWindow(
+                trajectory_id=f"t{start}",
+                task_id="task",
+                start=0,
+                observations=tuple(observations[i] for i in rows),
+                actions=tuple(actions[i] for i in rows),
+                behaviour_logprobs=tuple(float(logprobs[i]) for i in rows),
+                rewards=(0.0, -0.1, 1.0 if start == 0 else 0.0),
+                dones=(False, False, True),
+                policy_versions=(0, 0, 0),
+                bootstrap_observation=None,
+                trajectory_success=start == 0,
+                episode_length=3,
+                first_observation=observations[start],
+            )
+        )
+    return windows
+
+
+def test_aride_loss_decreases_on_a_fixed_batch(observations: list[Observation]) -> None:
+    policy = VLMPolicy(TINY)
+    windows = _windows(policy, observations)
+    # PPO's clipped surrogate is bounded, so "the loss went down" means the update worked
+    # (truncated IS on log pi is unbounded below by design).
+    config = ARideConfig(policy_objective="ppo_clip")
+    parameters = [p for p in policy.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(parameters, lr=1e-3)
+    weights = torch.ones(len(windows))
+    losses = []
+    for _ in range(8):
+        loss = aride_loss(policy, windows, weights, config).total
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < losses[0] - 0.05, losses
+
+
+def test_lora_only_publishing_round_trips(observations: list[Observation]) -> None:
+    from distrl.algos.registry import build_algorithm
+    from distrl.config.schema import RunConfig
+    from distrl.runtime.replay_service import ReplayBatch
+
+    learner_policy = VLMPolicy(TINY)
+    learner = Learner(learner_policy, build_algorithm(RunConfig()), lr=1e-2, grad_clip=1.0)
+    windows = _windows(learner_policy, observations)
+    batch = ReplayBatch(windows, np.arange(2), np.zeros(2, np.int64), np.ones(2, np.float32))
+    learner.update(batch)
+
+    state, version = learner.weights()
+    names = set(state)
+    assert names and all("lora_" in n or n.startswith("critic.") for n in names)
+    figures = learner.weights_figures()
+    assert figures["published_weights_bytes"] == sum(v.numel() * 4 for v in state.values())
+    assert figures["published_weights_bytes"] < figures["policy_parameter_bytes"] / 5
+
+    worker_policy = VLMPolicy(TINY)  # its own frozen base, built from the same seed
+    before = worker_policy.act(observations[:2], generator=torch.Generator().manual_seed(5))
+    worker_policy.load_state_dict(state)
+    worker_policy.version = version
+    generator = torch.Generator().manual_seed(5)
+    learner_out = learner_policy.act(observations, generator=generator)
+    generator = torch.Generator().manual_seed(5)
+    worker_out = worker_policy.act(observations, generator=generator)
+    assert worker_out.actions == learner_out.actions
+    assert torch.allclose(worker_out.logprobs, learner_out.logprobs, atol=1e-5, rtol=0)
+    assert torch.allclose(worker_out.values, learner_out.values, atol=1e-5, rtol=0)
+    assert not torch.allclose(before.values, worker_out.values[:2])  # the update did arrive
+    with pytest.raises(RuntimeError, match="missing trainable"):
+        worker_policy.load_state_dict({k: v for k, v in list(state.items())[1:]})
+
+
+def test_checkpoint_round_trip(
+    policy: VLMPolicy, observations: list[Observation], tmp_path: Path
+) -> None:
+    with torch.no_grad():
+        for parameter in policy.trainable_state_dict().values():
+            parameter.add_(0.01)  # make the adapters non-trivial
+    policy.version = 7
+    path = tmp_path / "policy.pt"
+    policy.save(path)
+    assert path.stat().st_size < 1_000_000  # adapters and critic, not the base
+    loaded = load_policy(path)
+    assert isinstance(loaded, VLMPolicy) and loaded.version == 7
+    actions = [Action.tap(0.5, 0.5), Action.type_text("hello")] * (len(observations) // 2)
+    a, b = policy.evaluate(observations, actions), loaded.evaluate(observations, actions)
+    assert torch.allclose(a.logprobs, b.logprobs, atol=1e-5, rtol=0)
+    assert torch.allclose(a.values, b.values, atol=1e-5, rtol=0)
+
+
+def test_separate_critic_and_trajectory_value(observations: list[Observation]) -> None:
+    policy = VLMPolicy(VLMPolicyConfig(tiny=True, max_new_tokens=8, critic="separate"))
+    out = policy.act(observations[:2], generator=torch.Generator().manual_seed(0))
+    ev = policy.evaluate(observations[:2], out.actions)
+    assert torch.allclose(out.values, ev.values.detach(), atol=1e-5)
+    assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4)
+    assert policy.trajectory_value(observations[:2]).shape == (2,)
+    assert all(n.startswith("critic.") or "lora_" in n for n in policy.trainable_state_dict())
+
+
+def test_build_policy_from_config() -> None:
+    cfg = load_config(None, ["policy.kind=vlm", "policy.vlm.tiny=true", "policy.vlm.lora_r=4"])
+    policy = build_policy(cfg)
+    assert isinstance(policy, VLMPolicy) and policy.config.lora_r == 4
+    assert policy.uses_screenshots
+    with pytest.raises(ConfigError, match="policy.vlm.tiny=true or policy.vlm.path"):
+        load_config(None, ["policy.kind=vlm"])
+
+
+def test_bad_path_is_a_one_line_input_error(tmp_path: Path) -> None:
+    for path in (tmp_path / "missing", tmp_path):
+        cfg = load_config(None, ["policy.kind=vlm", f"policy.vlm.path={path}"])
+        with pytest.raises(InputError) as caught:
+            build_policy(cfg)
+        message = str(caught.value)
+        assert "\n" not in message and f"policy.vlm.path={path}" in message
+    (tmp_path / "config.json").write_text("{}")
+    cfg = load_config(None, ["policy.kind=vlm", f"policy.vlm.path={tmp_path}"])
+    with pytest.raises(InputError, match="cannot load"):
+        build_policy(cfg)
+
+
+def test_bad_target_modules_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="target_modules"):
+        VLMPolicy(VLMPolicyConfig(tiny=True, target_modules=["no_such_proj"]))
+
+
+def test_tiny_model_is_the_same_in_every_process() -> None:
+    a, b = VLMPolicy(TINY), VLMPolicy(TINY)
+    a_base = dict(a.model.named_parameters())
+    for name, parameter in b.model.named_parameters():
+        assert torch.equal(parameter, a_base[name]), name
+    assert a.prompts.tokenizer.get_vocab() == b.prompts.tokenizer.get_vocab()
