@@ -375,6 +375,14 @@ class TrainConfig(ConfigSection):
     )
     updates_per_round: int = Field(default=4, ge=1, description="Learner updates per round.")
     batch_size: int = Field(default=32, ge=1, description="Windows per update.")
+    learner_processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="ray runtime: the learner's data-parallel width, one process (and GPU when the "
+        "cluster has GPUs) each; every update's batch is split over them and their gradients "
+        "averaged (NCCL on GPUs, gloo on CPU).",
+    )
     lr: float = Field(default=3e-4, gt=0, description="Adam learning rate.")
     grad_clip: float = Field(default=1.0, gt=0, description="Gradient norm clip.")
     replay_capacity: int = Field(default=20000, ge=1, description="Windows the replay holds.")
@@ -553,14 +561,11 @@ class VLMPolicyConfig(ConfigSection):
         "model (its ops are too small to split: 2 threads ran 10-25x slower on a busy 2-core "
         "machine), torch's own setting otherwise.",
     )
-    ddp_processes: int = Field(
+    grad_accumulation: int = Field(
         default=1,
         ge=1,
-        le=64,
-        description="Learner processes for distrl.runtime.ddp (one per GPU; gloo on CPU).",
-    )
-    grad_accumulation: int = Field(
-        default=1, ge=1, le=1024, description="Micro-batches per learner update and process."
+        le=1024,
+        description="Micro-batches per learner update and process (train.learner_processes).",
     )
 
 

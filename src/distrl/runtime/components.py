@@ -6,7 +6,6 @@ from pathlib import Path
 
 from distrl.algos.registry import build_algorithm
 from distrl.config.schema import RunConfig
-from distrl.errors import InputError
 from distrl.policies.base import Policy
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
@@ -39,13 +38,9 @@ def capture_config(cfg: RunConfig, policy: Policy) -> RunConfig:
 
 
 def build_learner(cfg: RunConfig, policy: Policy) -> Learner:
+    """The learner of one process; with ``train.learner_processes > 1`` each process of the
+    learner group (:mod:`distrl.runtime.distributed.learner_group`) builds its own."""
     vlm = cfg.policy.vlm
-    if cfg.policy.kind == "vlm" and vlm.ddp_processes > 1:
-        # Refused rather than ignored: a user asking for 4 GPUs must not silently get one.
-        raise InputError(
-            f"policy.vlm.ddp_processes={vlm.ddp_processes}: the online learner runs one process "
-            "so far (multi-process updates: distrl.runtime.ddp.ddp_update); set it to 1"
-        )
     accumulation = vlm.grad_accumulation if cfg.policy.kind == "vlm" else 1
     return Learner(
         policy,

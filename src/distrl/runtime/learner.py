@@ -8,12 +8,15 @@ version to workers. Each update bumps the version, so staleness is measured in u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
 from distrl.algos.registry import Algorithm
+from distrl.algos.step_window import StepWindow
 from distrl.policies.base import Policy
-from distrl.runtime.ddp import accumulate_gradients
+from distrl.runtime.ddp import ShardStep, merge_steps, synchronized_step
 from distrl.runtime.replay_service import ReplayBatch
 
 
@@ -47,33 +50,49 @@ class Learner:
 
     def update(self, batch: ReplayBatch) -> tuple[np.ndarray, dict[str, float]]:
         """One gradient step on ``batch``; returns the windows' new priorities and metrics."""
-        weights = torch.tensor(
-            batch.weights, dtype=torch.float32
-        )  # a copy: Ray's arrays are read-only
-        self.optimizer.zero_grad()
-        if self.accumulation > 1:
-            loss, priorities, metrics = accumulate_gradients(
-                lambda windows, w: self.algorithm.loss_fn(self.policy, windows, w),
-                batch.windows,
-                weights,
-                self.accumulation,
-            )
-        else:
-            loss, priorities, metrics = self.algorithm.loss_fn(self.policy, batch.windows, weights)
-            loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.parameters, self.grad_clip)
-        self.optimizer.step()
-        staleness = [self.version - min(w.policy_versions) for w in batch.windows]
+        acted = self.version
+        weights = torch.tensor(batch.weights, dtype=torch.float32)  # Ray's arrays are read-only
+        step = self.step(batch.windows, weights)
+        return self.report(batch, acted, [step])
+
+    def step(
+        self,
+        windows: Sequence[StepWindow],
+        weights: torch.Tensor,
+        *,
+        total_steps: int | None = None,
+        world_size: int = 1,
+    ) -> ShardStep:
+        """This process's part of one update: ``windows`` of a batch of ``total_steps`` steps
+        spread over ``world_size`` processes of a group (see :mod:`distrl.runtime.ddp`)."""
+        step = synchronized_step(
+            lambda micro, w: self.algorithm.loss_fn(self.policy, micro, w),
+            self.parameters,
+            self.optimizer,
+            windows,
+            weights,
+            accumulation=self.accumulation,
+            grad_clip=self.grad_clip,
+            total_steps=total_steps,
+            world_size=world_size,
+        )
         self.policy.version += 1
         self.updates += 1
-        priorities_np = priorities.detach().cpu().numpy()
-        return priorities_np, {
+        return step
+
+    @staticmethod
+    def report(
+        batch: ReplayBatch, acted_version: int, steps: Sequence[ShardStep]
+    ) -> tuple[np.ndarray, dict[str, float]]:
+        """The batch's priorities and the update's metrics from every process's part (rank
+        order); staleness is measured against ``acted_version``, the version before the step."""
+        priorities, metrics = merge_steps(steps)
+        staleness = [acted_version - min(w.policy_versions) for w in batch.windows]
+        return priorities, {
             **metrics,
-            "loss": float(loss.detach()),
-            "grad_norm": float(grad_norm),
             "staleness_mean": float(np.mean(staleness)),
             "staleness_max": float(np.max(staleness)),
-            "priority_mean": float(priorities_np.mean()),
+            "priority_mean": float(priorities.mean()),
         }
 
     def weights(self) -> tuple[dict[str, torch.Tensor], int]:

@@ -164,6 +164,11 @@ def train(
 
     The warm start clones ``demonstrations`` if given, else those of ``cfg.train.demos``, else
     freshly collected ones (``cfg.train.warm_start_episodes``; 0 means no warm start)."""
+    if cfg.train.learner_processes > 1:
+        raise InputError(
+            f"train.learner_processes={cfg.train.learner_processes} > 1 needs the ray runtime "
+            "(train.runtime=ray); the serial runtime trains in one process"
+        )
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     torch.manual_seed(cfg.seed)

@@ -8,7 +8,8 @@ Data flows one way, as in the serial runtime:
 * :class:`ReplayActor` wraps :class:`~distrl.runtime.replay_service.ReplayService`: it stores
   trajectories in the run's Parquet store before they count, then serves batches;
 * :class:`LearnerActor` wraps :class:`~distrl.runtime.learner.Learner`: it pulls batches, updates,
-  writes priorities back and publishes weights;
+  writes priorities back and publishes weights; with ``train.learner_processes > 1`` it leads a
+  data-parallel group of :class:`~distrl.runtime.distributed.learner_group.LearnerShard` actors;
 * :class:`WeightsBoard` holds the newest published weights (an object-store reference, so weights
   travel once per version and node) and the stop flag; workers poll it between episodes.
 """
@@ -31,13 +32,19 @@ from distrl.envs.backends import device_seed, load_tasks, make_device
 from distrl.envs.protocol import DeviceEnv
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
 from distrl.runtime.components import (
-    build_learner,
     build_policy,
     build_replay,
     capture_config,
     reads_screenshots,
 )
+from distrl.runtime.distributed.learner_group import (
+    LearnerGroup,
+    join_group,
+    rendezvous_address,
+    restore_learner,
+)
 from distrl.runtime.evaluation import TaskSampler
+from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayBatch
 
 #: How often a busy worker looks at the board for the stop flag (real seconds).
@@ -139,16 +146,25 @@ class LearnerActor:
         policy_state: dict[str, torch.Tensor] | None,
         learner_state: dict[str, object] | None,
     ):
-        torch.manual_seed(cfg.seed)
         self.cfg = cfg
         self.replay, self.board = replay, board
-        self.learner = build_learner(cfg, build_policy(cfg))
-        if policy_state is not None:
-            self.learner.policy.load_state_dict(policy_state)
-        if learner_state is not None:
-            self.learner.load_state_dict(learner_state)
+        self.learner = restore_learner(cfg, policy_state, learner_state)
         self.timeout = cfg.ray.call_timeout_seconds
         self.published = False
+        #: What runs an update: the learner itself, or the group it leads (``join_group``).
+        self.updater: Learner | LearnerGroup = self.learner
+
+    def rendezvous(self) -> str:
+        """Where the learner group meets (this process is its rank 0)."""
+        return rendezvous_address()
+
+    def join_group(self, address: str, shards: list[Any]) -> int:
+        """Form the learner group as rank 0 with ``shards`` as ranks 1..N; from now on every
+        update is data-parallel. Returns the group's size."""
+        processes = 1 + len(shards)
+        join_group(self.learner, address, 0, processes, self.timeout)
+        self.updater = LearnerGroup(self.learner, shards, self.timeout)
+        return processes
 
     def publish(self) -> int:
         """Publish the current weights (with ``freeze_behaviour``: only the first time)."""
@@ -174,7 +190,7 @@ class LearnerActor:
                 break
             if not batch.windows:
                 continue  # every window drawn was stale (and is now gone)
-            priorities, metrics = self.learner.update(batch)
+            priorities, metrics = self.updater.update(batch)
             # Not awaited: calls from one caller run in order, so the next sample sees it.
             self.replay.update_priorities.remote(batch.slots, batch.generations, priorities)
             self.publish()
@@ -194,8 +210,10 @@ class LearnerActor:
         return self.learner.weights()
 
     def weights_figures(self) -> dict[str, int]:
-        """Bytes of one weights publication (trainable tensors only) and of the whole policy."""
-        return self.learner.weights_figures()
+        """Bytes of one weights publication (trainable tensors only) and of the whole policy,
+        and how many processes the learner runs."""
+        processes = getattr(self.updater, "world_size", 1)
+        return {**self.learner.weights_figures(), "learner_processes": processes}
 
     def state_dict(self) -> dict[str, object]:
         return self.learner.state_dict()

@@ -38,6 +38,7 @@ from distrl.envs.backends import load_tasks
 from distrl.runtime.async_worker import CollectStats
 from distrl.runtime.components import build_policy, capture_config, reads_screenshots
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
+from distrl.runtime.distributed.learner_group import check_group_resources, start_learner_group
 from distrl.runtime.distributed.session import device_shares, ray_session
 from distrl.runtime.evaluation import EvaluationDevices
 from distrl.runtime.run_dir import create_run_dir
@@ -67,6 +68,10 @@ class Placement:
         learner_state: dict[str, Any] | None,
     ):
         self.cfg = cfg
+        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        self.learner_options = {"num_cpus": 1 if gpus == 0 else 0, "num_gpus": gpus}
+        # Before any actor exists: a group the cluster cannot place is refused, not left pending.
+        check_group_resources(cfg.train.learner_processes, self.learner_options)
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         # The board and the replay live with the driver: the store is this machine's disk.
         run_id = uuid.uuid4().hex[:8]
@@ -82,15 +87,23 @@ class Placement:
             .options(name=replay_name, num_cpus=0, scheduling_strategy=here)
             .remote(cfg, str(run_dir / "trajectories"), keep_screens)
         )
-        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        self.learner_options = {"num_cpus": 1 if gpus == 0 else 0, "num_gpus": gpus}
         self.learner = (
             ray.remote(LearnerActor)
             .options(**self.learner_options)
             .remote(cfg, self.replay, self.board, policy_state, learner_state)
         )
+        #: Ranks 1..N-1 of a data-parallel learner (``train.learner_processes``).
+        self.learner_shards: list[Any] = []
+        self.workers: list[Any] = []
+        if cfg.train.learner_processes > 1:
+            try:
+                self.learner_shards = start_learner_group(
+                    cfg, self.learner, self.learner_options, policy_state, learner_state
+                )
+            except BaseException:
+                self.shutdown()  # the caller never gets a Placement to shut down
+                raise
         self.shares = device_shares(cfg.train.devices, cfg.ray.workers)
-        self.workers = []
         first = 0
         for index, devices in enumerate(self.shares):
             worker = (
@@ -116,7 +129,7 @@ class Placement:
 
     def shutdown(self) -> None:
         """End every actor of the run (workers would otherwise be restarted and hold devices)."""
-        for actor in [*self.workers, self.learner, self.replay, self.board]:
+        for actor in [*self.workers, *self.learner_shards, self.learner, self.replay, self.board]:
             ray.kill(actor, no_restart=True)
 
 
