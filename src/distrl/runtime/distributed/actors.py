@@ -314,6 +314,16 @@ class WorkerActor:
             self._send_ref = None
 
     def _may_start(self) -> bool:
+        if self.cfg.train.max_inserts_per_sample is None:
+            return True  # no backpressure: the replay takes everything
+        if self._send_ref is not None:
+            # Until the replay acknowledges the last send it is unknown whether it takes more;
+            # starting episodes on a stale "yes" let a loaded machine overshoot the budget by
+            # several episodes per device.
+            ray.wait([self._send_ref], timeout=BACKPRESSURE_POLL_SECONDS)
+            self._send(wait=False)
+            if self._send_ref is not None:
+                return False
         if self._accepting:
             return True
         self._send(wait=False)
