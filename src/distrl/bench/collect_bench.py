@@ -66,7 +66,7 @@ def bench_config(
 
 def measure(cfg: RunConfig) -> CollectFigures:
     """One run of ``cfg``; figures from the runtime's own collection accounting."""
-    cpu = _CpuMeter()
+    cpu = CpuMeter()
     result = train_ray(cfg, evaluate=False)
     collection = result.extra["collection"]
     seconds = collection["seconds"]
@@ -151,7 +151,7 @@ def plot_scaling(points: list[dict[str, float]], path: Path) -> Path:
     return path
 
 
-class _CpuMeter:
+class CpuMeter:
     """Busy share of all cores between construction and :meth:`busy_fraction` (Linux
     /proc/stat; None elsewhere)."""
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.bench.env_bench import bench_env
@@ -16,6 +18,8 @@ from distrl.errors import InputError
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
+    if args.bench_command == "train":  # its setting sits under the user's overrides
+        return _train(args, overrides)
     cfg = load_config(args.preset, overrides)
     if args.bench_command == "env":
         if args.steps < 1:
@@ -102,6 +106,97 @@ def _learner(args: argparse.Namespace, cfg: RunConfig) -> int:
         table.add_row(key, str(value))
     Console().print(table)
     return 0
+
+
+def _train(args: argparse.Namespace, overrides: list[str]) -> int:
+    from distrl.bench.train_bench import METHODS, SETTINGS, bench_train, check_arguments
+
+    setting = SETTINGS[args.bench_setting]
+    budget = []
+    if args.budget_minutes is not None:
+        if args.budget_minutes <= 0:
+            raise InputError(f"--budget-minutes must be > 0, got {args.budget_minutes}")
+        budget = [f"train.minutes={args.budget_minutes}"]
+    if args.devices is not None and args.devices < 1:
+        raise InputError(f"--devices must be >= 1, got {args.devices}")
+    # The setting, then the flags, then the user's key=value overrides: the later wins.
+    cfg = load_config(args.preset or "quick", [*setting.overrides, *budget, *overrides])
+    seeds = setting.seeds if args.bench_seeds is None else args.bench_seeds
+    target = setting.target if args.bench_target is None else args.bench_target
+    check_arguments(cfg, seeds, target)
+    bench_dir = _new_folder(
+        Path(cfg.run_root), cfg.run_name or time.strftime("bench-train-%Y%m%d-%H%M%S")
+    )
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("[bold]bench train[/] {task.fields[run]}"),
+        BarColumn(),
+        TextColumn("{task.completed:.1f}/{task.total:.0f} runs"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=args.json,
+    ) as progress:
+        runs = seeds * len(METHODS)
+        bar = progress.add_task("bench", total=runs, run="collecting demonstrations")
+        done: list[tuple[int, str]] = []
+
+        def advance(seed: int, method: str, fraction: float) -> None:
+            if (seed, method) not in done:
+                done.append((seed, method))
+            share = len(done) - 1 + min(fraction, 1.0)
+            progress.update(bar, completed=share, run=f"seed {seed}: {method}")
+
+        summary = bench_train(cfg, seeds, target, bench_dir, advance)
+    if args.json:
+        emit_json(summary)
+        return 0
+    _print_train(summary)
+    return 0
+
+
+def _print_train(summary: dict) -> None:
+    settings = summary["settings"]
+    table = Table(
+        "method",
+        "start",
+        "final",
+        "best",
+        f"min to {settings['target']:g}",
+        "updates",
+        "trajectories",
+        title=(
+            f"bench train on {summary['suite']}: {settings['devices']} devices, "
+            f"{settings['budget_minutes']:g} min, time scale {settings['time_scale']}, "
+            f"seeds {settings['seeds']}"
+        ),
+    )
+    for figures in summary["methods"].values():
+        minutes = figures["time_to_target_minutes"]
+        table.add_row(
+            figures["label"],
+            f"{figures['initial_success']:.3f}",
+            f"{figures['final_success']:.3f}",
+            f"{figures['best_success']:.3f}",
+            "never" if minutes is None else f"{minutes:.2f}",
+            f"{figures['updates']:.0f}",
+            f"{figures['trajectories']:.0f}",
+        )
+    console = Console()
+    console.print(table)
+    for key in ("time_to_target_ratio", "final_success_ratio"):
+        value = summary[key]
+        console.print(f"{key} (A-RIDE async over DigiRL sync): {'n/a' if value is None else value}")
+    console.print(f"time to target: {summary['time_to_target_note']}")
+    console.print(f"plot: {summary['plot']}  (runs under {summary['bench_dir']})")
+
+
+def _new_folder(root: Path, name: str) -> Path:
+    """``root/name``, or ``name-2``, ``name-3``, ... when taken."""
+    folder, suffix = root / name, 1
+    while folder.exists():
+        suffix += 1
+        folder = root / f"{name}-{suffix}"
+    return folder
 
 
 def _device_list(text: str) -> list[int]:

@@ -216,6 +216,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--updates", dest="bench_updates", type=int, default=20, help="updates to time"
     )
     _add_config_arguments(bench_learner)
+    bench_train = bench_commands.add_parser(
+        "train",
+        help="test success against wall-clock time: A-RIDE async vs DigiRL sync vs filtered BC",
+    )
+    bench_train.add_argument("--suite", help="task suite: general or webshop (env.suite)")
+    bench_train.add_argument(
+        "--setting",
+        dest="bench_setting",
+        default="quick",
+        choices=("quick", "full"),
+        help="quick (8 devices, 3.5 min a run, 1 seed, target 0.25; ~15 minutes on 2 cores) or "
+        "full (16 devices, 20 min, 3 seeds, target 0.35); the flags below override it",
+    )
+    bench_train.add_argument("--devices", type=int, help="devices of every run (train.devices)")
+    bench_train.add_argument(
+        "--budget-minutes", type=float, help="wall-clock budget of every run (train.minutes)"
+    )
+    bench_train.add_argument(
+        "--seeds", dest="bench_seeds", metavar="K", type=int, help="seeds: K runs per method"
+    )
+    bench_train.add_argument(
+        "--target",
+        dest="bench_target",
+        type=float,
+        help="test success the time-to-target ratio times (default: the setting's)",
+    )
+    _add_config_arguments(bench_train)
     return parser
 
 
