@@ -59,16 +59,16 @@ def test_bench_train_end_to_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     collected: list[int] = []
-    handed: list[tuple[str, int]] = []  # (algorithm, id of the demonstrations it was given)
+    handed: list[tuple[str, int]] = []  # (algorithm, id of the start weights it was given)
     collect, train_ray = train_bench.collect_demonstrations, train_bench.train_ray
 
     def counting(cfg, bench_dir):  # type: ignore[no-untyped-def]
         collected.append(cfg.seed)
         return collect(cfg, bench_dir)
 
-    def spying(cfg, demonstrations, **kwargs):  # type: ignore[no-untyped-def]
-        handed.append((cfg.train.algo, id(demonstrations)))
-        return train_ray(cfg, demonstrations=demonstrations, **kwargs)
+    def spying(cfg, demonstrations, start_weights, **kwargs):  # type: ignore[no-untyped-def]
+        handed.append((cfg.train.algo, id(start_weights)))
+        return train_ray(cfg, demonstrations=demonstrations, start_weights=start_weights, **kwargs)
 
     monkeypatch.setattr(train_bench, "collect_demonstrations", counting)
     monkeypatch.setattr(train_bench, "train_ray", spying)
@@ -82,7 +82,7 @@ def test_bench_train_end_to_end(
     assert collected == [0]  # one set of demonstrations for the seed, shared by every method
     assert [p.name for p in (tmp_path / "b").glob("*demos*")] == ["seed0-demos"]
     assert sorted(a for a, _ in handed) == ["aride", "digirl", "fbc"]
-    assert len({demos for _, demos in handed}) == 1  # the very same list for every method
+    assert len({weights for _, weights in handed}) == 1  # one clone, every method starts from it
     methods = summary["methods"]
     assert set(methods) == {"aride_async", "digirl_sync", "fbc_sync"}
     first_points = set()

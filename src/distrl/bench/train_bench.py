@@ -5,9 +5,9 @@ The base config is the ``quick`` preset unless ``--preset`` names another (its w
 noisy-oracle demonstrations at noise 0.5, cloned for 150 steps), under a named :data:`SETTINGS`
 entry, under the user's flags and ``key=value`` overrides.
 
-Per seed, the noisy-oracle demonstrations are collected once and handed to every method, and each
-method's run seeds torch alike before cloning them, so all three start from the same weak policy
-(their first curve points are the same evaluation of the same weights). Each method then trains
+Per seed, the noisy-oracle demonstrations are collected and cloned once and every method starts
+from those weights, so all three start from the same weak policy (their first curve points are
+the same evaluation of the same weights). Each method then trains
 with the ray runtime for the same wall-clock budget on PhoneSim devices with the emulator latency
 model on, compressed by ``env.phonesim.latency.time_scale`` (a modelled 7 s step sleeps 0.35 s at
 0.05): the devices are latency-bound like emulators, so what a runtime does with the waiting is
@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from distrl.bench.collect_bench import DEVICES_PER_WORKER, CpuMeter
 from distrl.bench.curves import (
     band_curve,
@@ -49,11 +51,12 @@ from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.backends import load_tasks
 from distrl.errors import InputError
+from distrl.runtime.components import build_policy
 from distrl.runtime.distributed.driver import train_ray
 from distrl.runtime.distributed.session import ray_session
 from distrl.runtime.play import play
 from distrl.runtime.run_log import TrainResult
-from distrl.runtime.serial import demonstration_config
+from distrl.runtime.serial import demonstration_config, warm_start
 
 #: Curve points averaged into a run's final success (see the module docstring).
 FINAL_POINTS = 2
@@ -168,6 +171,17 @@ def collect_demonstrations(cfg: RunConfig, bench_dir: Path) -> list[Trajectory]:
     return demonstrations
 
 
+def clone_warm_start(
+    cfg: RunConfig, demonstrations: list[Trajectory], bench_dir: Path
+) -> dict[str, torch.Tensor]:
+    """The seed's warm-started weights: the demonstrations cloned once (behaviour cloning of 150
+    steps takes minutes on a loaded 2-core machine; doing it per method tripled that)."""
+    torch.manual_seed(cfg.seed)
+    policy = build_policy(cfg)
+    warm_start(policy, cfg, load_tasks(cfg, "train"), bench_dir, demonstrations)
+    return {name: tensor.detach().clone() for name, tensor in policy.state_dict().items()}
+
+
 def bench_train(
     base: RunConfig,
     seeds: int,
@@ -192,12 +206,18 @@ def bench_train(
             seed_cfg = base.model_copy(deep=True)
             seed_cfg.seed = seed
             demonstrations = collect_demonstrations(seed_cfg, bench_dir)
+            start_weights = clone_warm_start(seed_cfg, demonstrations, bench_dir)
             for turn in range(len(METHODS)):
                 method = METHODS[(turn + offset) % len(METHODS)]
                 cfg = method_config(base, method, seed, bench_dir)
                 report = _progress_for(on_progress, seed, method.name)
                 run_started = time.monotonic()
-                result = train_ray(cfg, demonstrations=demonstrations, on_progress=report)
+                result = train_ray(
+                    cfg,
+                    demonstrations=demonstrations,
+                    on_progress=report,
+                    start_weights=start_weights,
+                )
                 runs[method.name].append((seed, result, time.monotonic() - run_started))
     summary = summarise(base, runs, target)
     summary["machine"] = {

@@ -139,9 +139,12 @@ def train_ray(
     demonstrations: list[Trajectory] | None = None,
     on_progress: Callable[[float, dict[str, float]], None] | None = None,
     evaluate: bool = True,
+    start_weights: dict[str, torch.Tensor] | None = None,
 ) -> TrainResult:
     """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``);
-    ``evaluate=False`` skips the test-split curve (``distrl bench collect`` times collection)."""
+    ``evaluate=False`` skips the test-split curve (``distrl bench collect`` times collection);
+    ``start_weights`` is a policy already warm-started (a benchmark clones once and starts every
+    method from it) in place of cloning ``demonstrations`` here."""
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))
     torch.manual_seed(cfg.seed)
@@ -150,7 +153,9 @@ def train_ray(
         test_tasks = load_tasks(cfg, "test")
         policy = build_policy(cfg)
         state = load_checkpoint(run_dir) if resume is not None else None
-        if state is None and (demonstrations or cfg.train.warm_start_episodes > 0):
+        if state is None and start_weights is not None:
+            policy.load_state_dict(start_weights)
+        elif state is None and (demonstrations or cfg.train.warm_start_episodes > 0):
             train_tasks = load_tasks(cfg, "train")
             warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
         learner_state = state["learner"] if state is not None else None
