@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 
+from distrl.cli.foreground import interrupt_on_signals
 from distrl.config.loader import load_config
 from distrl.errors import InputError
 from distrl.fakeadb import FakeAdbServer
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
             f"fake-adb cannot listen on {host}:{port} ({error.strerror or error}): a real adb "
             "server may hold it (`adb kill-server`), or pick another --port"
         ) from error
+    interrupt_on_signals()
     try:
         _announce(server, as_json=args.json)
         threading.Event().wait()  # serve until Ctrl-C

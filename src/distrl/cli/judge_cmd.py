@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from distrl.cli.foreground import interrupt_on_signals
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
@@ -173,6 +174,7 @@ def run_fake_vlm(args: argparse.Namespace, overrides: list[str]) -> int:
         fake.start()
     except OSError as error:
         raise InputError(f"cannot serve on {host}:{port}: {error.strerror or error}") from None
+    interrupt_on_signals()
     try:
         if host not in _LOOPBACK:
             err.print(f"[yellow]warning:[/] serving on {host}, reachable beyond this machine")

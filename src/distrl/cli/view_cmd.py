@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from distrl.cli.foreground import interrupt_on_signals
 from distrl.cli.main import emit_json
 from distrl.errors import InputError
 from distrl.viewer import build_view
@@ -63,5 +64,6 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         def announce(url: str) -> None:
             err.print(f"serving {url} (loopback only; Ctrl-C to stop)")
 
+        interrupt_on_signals()
         serve(result.index.parent, args.view_port, announce)
     return 0
