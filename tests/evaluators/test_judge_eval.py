@@ -295,7 +295,12 @@ def test_fake_vlm_serves_until_ctrl_c(run_dir: Path) -> None:
         assert metrics["n"] == 1 and metrics["requests"] == 1
     finally:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=10)
+        try:
+            _, err = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()  # never leave a server behind, even when the test fails
+            process.communicate()
+            raise
     assert process.returncode == 0
     assert "POST /v1/chat/completions 200 (2 images) Status:" in err
     assert "k" not in err.replace("(", " ").split()  # the key is never printed
