@@ -122,10 +122,13 @@ def _time_samples(replay: ReplayService, batch_size: int, seconds: float) -> flo
 
 @ray.remote(num_cpus=0)
 class _WeightsReader:
-    """Stands where a worker stands: in another process, loading published weights."""
+    """Stands where a worker stands: in another process, with its own policy built from the
+    config (as a worker builds it: a VLM's frozen base is never shipped), loading published
+    weights."""
 
-    def __init__(self, policy: Policy):
-        self.policy = policy
+    def __init__(self, cfg: RunConfig):
+        torch.manual_seed(cfg.seed)
+        self.policy = build_policy(cfg)
 
     def load(self, refs: list[ray.ObjectRef]) -> int:
         state = ray.get(refs[0])
@@ -133,8 +136,8 @@ class _WeightsReader:
         return len(state)
 
 
-def _time_publishes(policy: Policy, weights: dict[str, torch.Tensor], times: int) -> list[float]:
-    reader = _WeightsReader.remote(copy.deepcopy(policy))
+def _time_publishes(cfg: RunConfig, weights: dict[str, torch.Tensor], times: int) -> list[float]:
+    reader = _WeightsReader.remote(cfg)
     ray.get(reader.load.remote([ray.put(weights)]), timeout=300)  # warm: actor and first load
     latencies = []
     for _ in range(times):
@@ -178,6 +181,6 @@ def bench_learner(
     weights, _ = learner.weights()
     bench.publish_bytes = sum(t.numel() * t.element_size() for t in weights.values())
     with ray_session(cfg):  # local Ray on loopback, as a training run starts it
-        bench.publish_ms = _time_publishes(policy, weights, times=10)
+        bench.publish_ms = _time_publishes(cfg, weights, times=10)
     bench.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return bench
