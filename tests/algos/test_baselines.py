@@ -16,6 +16,7 @@ from distrl.config.schema import DigiRLConfig, RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.replay.samplers import PrioritizedSampler, UniformSampler
 from distrl.runtime.play import play
 from distrl.runtime.replay_service import ReplayService
 
@@ -135,7 +136,26 @@ def test_filtered_bc_trains_on_successes_only(tmp_path: Path) -> None:
 
 
 def test_each_algorithm_picks_its_sampler() -> None:
-    for name, prioritized in (("aride", True), ("digirl", False), ("fbc", False)):
+    for name, kind in (("aride", PrioritizedSampler), ("digirl", UniformSampler)):
         cfg = RunConfig()
         cfg.train.algo = name
-        assert build_algorithm(cfg).prioritized is prioritized
+        assert isinstance(build_algorithm(cfg).make_sampler(8), kind)
+    cfg = RunConfig()
+    cfg.train.algo = "fbc"
+    assert isinstance(build_algorithm(cfg).make_sampler(8), UniformSampler)
+
+
+def test_dper_constants_come_from_the_config() -> None:
+    cfg = RunConfig()
+    cfg.aride.priority_alpha, cfg.aride.priority_beta_start = 0.3, 0.7
+    cfg.aride.priority_beta_end, cfg.aride.priority_beta_steps = 0.9, 10
+    sampler = build_algorithm(cfg).make_sampler(8)
+    assert isinstance(sampler, PrioritizedSampler)
+    assert (sampler.alpha, sampler.beta, sampler.beta_end, sampler.beta_steps) == (
+        0.3,
+        0.7,
+        0.9,
+        10,
+    )
+    cfg.aride.prioritized = False  # the uniform-replay ablation of A-RIDE
+    assert isinstance(build_algorithm(cfg).make_sampler(8), UniformSampler)

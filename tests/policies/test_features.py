@@ -123,3 +123,58 @@ def test_max_elements_keeps_the_topmost() -> None:
     elements = tuple(_el(f"e{i}", (0.0, i / 10, 1.0, (i + 1) / 10)) for i in range(10))
     item = ObservationFeaturizer(max_elements=3).encode(_obs("x", elements))
     assert [e.text for e in item.elements] == ["e7", "e8", "e9"]
+
+
+def _same_features(a: object, b: object) -> bool:
+    return all(
+        np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        for x, y in zip(vars(a).values(), vars(b).values(), strict=True)
+    )
+
+
+def test_feature_cache_hits_copies_by_content_and_tells_histories_apart() -> None:
+    """A replayed step that comes back as a copy (from another process) hits the cache; the
+    same screen after a different last action does not (its history and last-tap features
+    differ)."""
+    import pickle
+
+    featurizer = ObservationFeaturizer(cache_size=4)
+    screen = (_el("Wi-Fi", (0.1, 0.1, 0.9, 0.2)), _el("Bluetooth", (0.1, 0.3, 0.9, 0.4)))
+    tapped_wifi = _obs("Turn on Wi-Fi", screen, (Action.tap(0.15, 0.5),))
+    tapped_bt = _obs("Turn on Wi-Fi", screen, (Action.tap(0.35, 0.5),))
+
+    first = featurizer.encode_cached(tapped_wifi)
+    again = featurizer.encode_cached(pickle.loads(pickle.dumps(tapped_wifi)))
+    assert again is first  # same content, another object: a hit
+    other = featurizer.encode_cached(tapped_bt)
+    assert other is not first
+    assert _same_features(other, featurizer.encode(tapped_bt))
+    assert not _same_features(other, first)
+
+
+def test_feature_cache_is_bounded_and_not_copied() -> None:
+    featurizer = ObservationFeaturizer(cache_size=3)
+    observations = [
+        _obs(f"Open app {i}", (_el(f"App {i}", (0.1, 0.1, 0.2, 0.2)),)) for i in range(5)
+    ]
+    featurizer([*observations, observations[0]], remember=True)
+    assert len(featurizer._cache) == 3  # the least recently used were evicted
+    assert featurizer.cache_key(observations[0]) in featurizer._cache  # used last: kept
+    assert featurizer.cache_key(observations[1]) not in featurizer._cache
+    featurizer(observations[:1] + [_obs("new", ())])  # remember=False: the actor's path
+    assert featurizer.cache_key(_obs("new", ())) not in featurizer._cache
+    import copy
+
+    assert len(copy.deepcopy(featurizer)._cache) == 0  # a worker's copy starts empty
+    assert len(featurizer._cache) == 3
+
+
+def test_cached_batch_equals_uncached_batch() -> None:
+    elements = (_el("Search", (0.0, 0.0, 1.0, 0.1)), _el("Go", (0.8, 0.0, 1.0, 0.1)))
+    observations = [_obs('Search for "red shoes"', elements, (Action.type_text("red"),))] * 2
+    plain = ObservationFeaturizer()(observations)
+    cached = ObservationFeaturizer(cache_size=8)
+    cached(observations, remember=True)
+    warm = cached(observations, remember=True)
+    for name in ("element_tokens", "element_features", "candidate_features", "history"):
+        assert torch.equal(getattr(plain, name), getattr(warm, name))

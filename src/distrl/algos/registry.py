@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
@@ -22,6 +23,7 @@ from distrl.algos.step_window import StepWindow
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.policies.base import Policy
+from distrl.replay.samplers import PrioritizedSampler, Sampler, UniformSampler
 
 #: An algorithm's loss: (policy, windows, importance weights) -> (loss, priorities, metrics).
 LossFn = Callable[
@@ -42,11 +44,24 @@ def _successful(trajectory: Trajectory) -> bool:
 class Algorithm:
     name: str
     loss_fn: LossFn
-    #: Sample the replay by priority (True) or uniformly (False).
-    prioritized: bool
+    #: The replay's sampler for a capacity: by priority (A-RIDE's DPER) or uniform.
+    make_sampler: Callable[[int], Sampler]
     #: Which finished trajectories the learner admits to its replay.
     admits: Callable[[Trajectory], bool]
     shaping: RewardShaping
+
+
+def _sampler(cfg: RunConfig, prioritized: bool) -> Callable[[int], Sampler]:
+    if not prioritized:
+        return partial(UniformSampler)
+    aride = cfg.aride
+    return partial(
+        PrioritizedSampler,
+        alpha=aride.priority_alpha,
+        beta_start=aride.priority_beta_start,
+        beta_end=aride.priority_beta_end,
+        beta_steps=aride.priority_beta_steps,
+    )
 
 
 def build_algorithm(cfg: RunConfig) -> Algorithm:
@@ -56,9 +71,11 @@ def build_algorithm(cfg: RunConfig) -> Algorithm:
     )
     name = cfg.train.algo
     if name == "aride":
-        return Algorithm(name, aride_loss_fn(cfg.aride), True, _any_trajectory, shaping)
+        sampler = _sampler(cfg, cfg.aride.prioritized)
+        return Algorithm(name, aride_loss_fn(cfg.aride), sampler, _any_trajectory, shaping)
     if name == "digirl":
-        return Algorithm(name, digirl_loss_fn(cfg.digirl), False, _any_trajectory, shaping)
+        uniform = _sampler(cfg, False)
+        return Algorithm(name, digirl_loss_fn(cfg.digirl), uniform, _any_trajectory, shaping)
     if name == "fbc":
-        return Algorithm(name, filtered_bc_loss_fn(), False, _successful, shaping)
+        return Algorithm(name, filtered_bc_loss_fn(), _sampler(cfg, False), _successful, shaping)
     raise ValueError(f"unknown algorithm {name!r}")  # the config's Literal makes this unreachable

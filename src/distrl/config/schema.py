@@ -316,6 +316,22 @@ class ARideConfig(ConfigSection):
     priority_w1: float = Field(default=1.0, ge=0, description="DPER weight of mean |delta|.")
     priority_w2: float = Field(default=0.1, ge=0, description="DPER weight of mean rho.")
     priority_w3: float = Field(default=0.1, ge=0, description="DPER weight of mean entropy.")
+    prioritized: bool = Field(
+        default=True,
+        description="Sample the replay by priority (DPER); false samples uniformly (an ablation).",
+    )
+    priority_alpha: float = Field(
+        default=0.6, ge=0, description="DPER: windows are drawn with probability ~ p^alpha."
+    )
+    priority_beta_start: float = Field(
+        default=0.4, ge=0, description="DPER: importance-weight exponent at the first update."
+    )
+    priority_beta_end: float = Field(
+        default=1.0, ge=0, description="DPER: importance-weight exponent after the annealing."
+    )
+    priority_beta_steps: int = Field(
+        default=100_000, ge=0, description="DPER: updates over which beta is annealed linearly."
+    )
     step_cost: float = Field(default=0.01, ge=0, description="Reward cost of every step.")
     invalid_penalty: float = Field(default=0.1, ge=0, description="Penalty of an invalid action.")
     repeat_penalty: float = Field(

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -254,6 +255,7 @@ class ObservationFeaturizer:
         max_candidates: int = DEFAULT_MAX_CANDIDATES,
         horizon_scale: float = 20.0,
         char_trigrams: bool = True,
+        cache_size: int = 0,
     ):
         if hash_buckets < 2 or kind_buckets < 2:
             raise ValueError("hash_buckets and kind_buckets must be at least 2 (0 is padding)")
@@ -265,6 +267,10 @@ class ObservationFeaturizer:
         self.max_candidates = max_candidates
         self.horizon_scale = horizon_scale
         self.char_trigrams = char_trigrams
+        if cache_size < 0:
+            raise ValueError("cache_size must be >= 0 (0: no cache)")
+        self.cache_size = cache_size
+        self._cache: OrderedDict[Hashable, ObservationFeatures] = OrderedDict()
 
     def candidates(self, instruction: str) -> tuple[str, ...]:
         return _cached_candidates(instruction, self.max_candidates)
@@ -402,10 +408,55 @@ class ObservationFeaturizer:
             candidates=candidates,
         )
 
+    def __getstate__(self) -> dict[str, object]:
+        # Copies (a worker's deepcopy, a pickled policy) start with an empty cache: it is a
+        # speed-up for this process, not state worth seconds of copying.
+        state = dict(self.__dict__)
+        state["_cache"] = OrderedDict()
+        return state
+
+    def cache_key(self, observation: Observation) -> Hashable:
+        """Everything :meth:`encode` reads: the instruction, the elements, the episode's length
+        so far and its last ``history`` actions (the last one also for its tap point and text)."""
+        previous = observation.previous_actions
+        return (
+            observation.instruction,
+            observation.elements,
+            len(previous),
+            previous[-max(self.history, 1) :],
+        )
+
+    def encode_cached(self, observation: Observation) -> ObservationFeatures:
+        """:meth:`encode`, remembered for the last ``cache_size`` distinct observations.
+
+        Why: a learner scores every replayed step several times (each window is drawn again and
+        again), and encoding (hashing texts, per-element features) is a quarter of an update's
+        time on CPU. The key is the observation's content, not its identity, so copies that come
+        back from another process (a Ray replay) hit too. Cached arrays are shared: nothing may
+        write into them (``collate`` copies them into fresh tensors).
+        """
+        if self.cache_size == 0:
+            return self.encode(observation)
+        key = self.cache_key(observation)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        features = self.encode(observation)
+        self._cache[key] = features
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return features
+
     def __call__(
-        self, observations: Sequence[Observation], device: torch.device | str = "cpu"
+        self,
+        observations: Sequence[Observation],
+        device: torch.device | str = "cpu",
+        *,
+        remember: bool = False,
     ) -> FeatureBatch:
-        return collate([self.encode(obs) for obs in observations], device)
+        encode = self.encode_cached if remember else self.encode
+        return collate([encode(obs) for obs in observations], device)
 
 
 @lru_cache(maxsize=4096)

@@ -135,6 +135,12 @@ class SmallPolicyConfig(ConfigSection):
     )
     swipe_x: float = Field(default=0.5, ge=0.0, le=1.0, description="x of both swipes.")
     init_seed: int = Field(default=0, ge=0, description="Seed of the weight initialisation.")
+    feature_cache: int = Field(
+        default=8192,
+        ge=0,
+        description="Encoded observations the learner remembers (by content, ~15 KB each) so "
+        "replayed steps are not encoded again on every draw; 0 turns the cache off.",
+    )
 
     @model_validator(mode="after")
     def _check_shapes(self) -> SmallPolicyConfig:
@@ -245,6 +251,7 @@ class SmallPolicy(nn.Module):
             max_elements=cfg.max_elements,
             max_candidates=cfg.max_candidates,
             char_trigrams=cfg.char_trigrams,
+            cache_size=cfg.feature_cache,
         )
         dim = cfg.d_model
         # Weight initialisation is part of the config (init_seed), not of the caller's global
@@ -279,12 +286,18 @@ class SmallPolicy(nn.Module):
     def device(self) -> torch.device:
         return self.element_proj.weight.device
 
-    def featurize(self, observations: Sequence[Observation]) -> FeatureBatch:
+    def featurize(
+        self, observations: Sequence[Observation], *, remember: bool = False
+    ) -> FeatureBatch:
         """Padded features of ``observations``; reusable across many :meth:`score` calls (a
-        learner featurises a replay batch once per update, not once per epoch)."""
+        learner featurises a replay batch once per update, not once per epoch).
+
+        ``remember`` keeps each encoding in the featuriser's cache (``feature_cache``): the
+        learner's calls (:meth:`evaluate`, the critics) see replayed steps again and again, an
+        actor's observations are new every time and would only fill it."""
         if not observations:
             raise ValueError("featurize needs at least one observation")
-        return self.featurizer(observations, self.device)
+        return self.featurizer(observations, self.device, remember=remember)
 
     def targets(self, batch: FeatureBatch, actions: Sequence[Action]) -> ActionTargets:
         """Map device actions to the composite space of ``batch``'s observations."""
@@ -422,7 +435,7 @@ class SmallPolicy(nn.Module):
     def evaluate(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> Evaluation:
-        batch = self.featurize(observations)
+        batch = self.featurize(observations, remember=True)
         return self.score(batch, self.targets(batch, actions))
 
     @torch.no_grad()
@@ -483,7 +496,7 @@ class SmallPolicy(nn.Module):
     # -- critics -------------------------------------------------------------------------------
     def value(self, observations: Sequence[Observation]) -> torch.Tensor:
         """Step critic V(s), ``[B]``, differentiable."""
-        return self._heads(self.featurize(observations)).values
+        return self._heads(self.featurize(observations, remember=True)).values
 
     def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
         """Trajectory-level value V(instruction, s0), ``[B]``, differentiable: the expected
@@ -492,7 +505,7 @@ class SmallPolicy(nn.Module):
         instruction's text, the mean text of s0's elements and their mean geometry/flags; it
         returns an unbounded score, so train it with a logistic or squared loss as the
         algorithm prefers."""
-        batch = self.featurize(first_observations)
+        batch = self.featurize(first_observations, remember=True)
         mask = batch.element_mask[..., None].to(batch.element_features.dtype)
         count = mask.sum(dim=1).clamp(min=1.0)
         element_text = (self.trajectory_text(batch.element_tokens) * mask).sum(dim=1) / count

@@ -32,7 +32,7 @@ import numpy as np
 from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
-from distrl.replay import PrioritizedSampler, ReplayBuffer, RingStorage, UniformSampler
+from distrl.replay import ReplayBuffer, RingStorage
 from distrl.store import TrajectoryStore
 
 
@@ -85,9 +85,7 @@ class ReplayService:
         self.flush_seconds = flush_seconds
         self.max_inserts_per_sample = max_inserts_per_sample
         self.min_replay = min_replay
-        sampler = (
-            PrioritizedSampler(capacity) if algorithm.prioritized else UniformSampler(capacity)
-        )
+        sampler = algorithm.make_sampler(capacity)
         self.buffer: ReplayBuffer[StepWindow] = ReplayBuffer(RingStorage(capacity), sampler)
         self.generations = np.zeros(capacity, dtype=np.int64)
         self.rng = np.random.default_rng(seed)
