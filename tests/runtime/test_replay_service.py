@@ -77,6 +77,32 @@ def test_backpressure_holds_inserts_to_a_ratio_of_samples(episodes: list[Traject
     assert replay.can_accept()
 
 
+def test_learner_waits_once_it_has_drawn_its_ratio_of_the_data(episodes: list[Trajectory]) -> None:
+    replay = _replay(None, min_replay=4, max_samples_per_insert=2.0)
+    replay.ingest(episodes[:6])
+    allowed = 2 * replay.counters.windows_added
+    drawn = 0
+    while (batch := replay.sample(4, learner_version=0)) is not None:
+        drawn += len(batch.windows)
+    # It stops at the first request past 2 draws per inserted window (a batch may cross it).
+    assert allowed <= drawn < allowed + 4
+    assert replay.counters.learner_waits == 1
+    replay.ingest(episodes[6:8])  # new data lets it go on
+    assert replay.sample(4, learner_version=0) is not None
+
+
+def test_only_async_runs_rate_limit_the_learner() -> None:
+    from distrl.runtime.components import build_replay
+
+    cfg = RunConfig()
+    cfg.train.runtime, cfg.train.mode = "ray", "async"
+    assert build_replay(cfg, False, None).max_samples_per_insert == cfg.train.max_samples_per_insert
+    cfg.train.mode = "sync"  # a sync round gets every update it asks for
+    assert build_replay(cfg, False, None).max_samples_per_insert is None
+    cfg.train.runtime = "serial"
+    assert build_replay(cfg, False, None).max_samples_per_insert is None
+
+
 def test_restore_rebuilds_from_the_store_and_counts_what_it_holds(
     tmp_path: Path, episodes: list[Trajectory]
 ) -> None:

@@ -417,6 +417,13 @@ class TrainConfig(ConfigSection):
         description="Backpressure: workers hold off while the replay has taken more than this "
         "many windows per window the learner sampled (None: never hold off).",
     )
+    max_samples_per_insert: float | None = Field(
+        default=8.0,
+        gt=0,
+        description="Async mode: the learner holds off while it has drawn more than this many "
+        "windows per window inserted, so a fast learner beside slow devices does not overfit a "
+        "small, fresh replay (serial and sync rounds fix their own ratio; None: never wait).",
+    )
     warm_start_episodes: int = Field(
         default=0, ge=0, description="Noisy-oracle demonstrations to clone before RL (0: none)."
     )

@@ -56,7 +56,10 @@ def build_replay(
 ) -> ReplayService:
     """The replay for ``cfg``: its algorithm's sampler and admission rule, storing to
     ``store_dir``; observations keep screenshots only if the policy reads them (a 360x720 screen
-    is 0.78 MB: a replay full of them does not fit in memory)."""
+    is 0.78 MB: a replay full of them does not fit in memory). The learner's rate limit
+    (``max_samples_per_insert``) applies to async runs only: serial and sync rounds set their
+    own ratio of updates to data, and a sync baseline must get the updates its rounds ask for."""
+    asynchronous = cfg.train.runtime == "ray" and cfg.train.mode == "async"
     return ReplayService(
         build_algorithm(cfg),
         window=cfg.aride.window,
@@ -66,6 +69,7 @@ def build_replay(
         store_dir=store_dir,
         flush_seconds=flush_seconds,
         max_inserts_per_sample=cfg.train.max_inserts_per_sample,
+        max_samples_per_insert=cfg.train.max_samples_per_insert if asynchronous else None,
         min_replay=cfg.train.min_replay,
         seed=cfg.seed,
     )

@@ -48,6 +48,8 @@ class ReplayCounters:
     duplicates: int = 0
     #: Windows handed to the learner.
     windows_sampled: int = 0
+    #: Learner requests turned away because it ran ahead of the data (``max_samples_per_insert``).
+    learner_waits: int = 0
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class ReplayService:
         store_dir: Path | None = None,
         flush_seconds: float = 0.0,
         max_inserts_per_sample: float | None = None,
+        max_samples_per_insert: float | None = None,
         min_replay: int = 1,
         seed: int = 0,
     ):
@@ -84,6 +87,7 @@ class ReplayService:
         self.store = TrajectoryStore(store_dir, save_screens=False) if store_dir else None
         self.flush_seconds = flush_seconds
         self.max_inserts_per_sample = max_inserts_per_sample
+        self.max_samples_per_insert = max_samples_per_insert
         self.min_replay = min_replay
         sampler = algorithm.make_sampler(capacity)
         self.buffer: ReplayBuffer[StepWindow] = ReplayBuffer(RingStorage(capacity), sampler)
@@ -166,6 +170,15 @@ class ReplayService:
         budget = self.min_replay + self.max_inserts_per_sample * self.counters.windows_sampled
         return self.counters.windows_added < budget
 
+    def learner_ahead(self) -> bool:
+        """The other side of the rate limit: True while the learner has drawn more than
+        ``max_samples_per_insert`` windows per window inserted (it should wait for data)."""
+        if self.max_samples_per_insert is None:
+            return False
+        return self.counters.windows_sampled >= (
+            self.max_samples_per_insert * self.counters.windows_added
+        )
+
     # -- out ---------------------------------------------------------------------------------------
     @staticmethod
     def staleness(window: StepWindow, learner_version: int) -> int:
@@ -173,10 +186,14 @@ class ReplayService:
 
     def sample(self, batch_size: int, learner_version: int) -> ReplayBatch | None:
         """A batch for a learner at ``learner_version``, stale windows removed (their priority
-        goes to zero: never drawn again); None until the replay holds ``min_replay`` windows."""
+        goes to zero: never drawn again); None until the replay holds ``min_replay`` windows, and
+        while the learner is ahead of the data (:meth:`learner_ahead`)."""
         self.learner_version = max(self.learner_version, learner_version)
         self._flush_if_due()
         if len(self.buffer) < self.min_replay:
+            return None
+        if self.learner_ahead():
+            self.counters.learner_waits += 1
             return None
         batch = self.buffer.sample(batch_size, self.rng)
         is_fresh = np.array(
