@@ -121,6 +121,11 @@ def test_bench_train_end_to_end(
         (["--target", "1.5"], "--target must be a success rate"),
         (["train.warm_start_episodes=0"], "needs a warm start"),
         (["--budget-minutes", "1", "train.eval_every_minutes=2"], "exceeds the budget"),
+        (["--methods", "aride_async,ppo_sync"], "--methods: unknown ppo_sync"),
+        (["--methods", "digirl_sync,fbc_sync"], "--methods must include aride_async"),
+        (["--methods", "aride_async,aride_async"], "names a method twice"),
+        (["--methods", "aride_async,aride_sync"], "--baseline digirl_sync must be one of"),
+        (["--baseline", "aride_async"], "--baseline aride_async must be one of"),
     ],
 )
 def test_bench_train_rejects_bad_arguments(
@@ -129,3 +134,25 @@ def test_bench_train_rejects_bad_arguments(
     assert main(["bench", "train", *flags]) == 2
     error = capsys.readouterr().err
     assert message in error and error.count("\n") == 1
+
+
+def test_the_ratios_divide_by_the_chosen_baseline() -> None:
+    """``--methods aride_async,aride_sync --baseline aride_sync``: the same algorithm in both
+    runtimes, so the ratios are the runtime's share of the gain."""
+    from distrl.config.schema import RunConfig
+    from distrl.runtime.run_log import TrainResult
+
+    def run(curve: list[dict[str, float]]) -> TrainResult:
+        result = TrainResult(Path("r"), extra={"collected": 10, "collection": {}})
+        result.curve = [{**point, "updates": 0} for point in curve]
+        result.extra["collection"]["device_utilisation"] = 1.0
+        return result
+
+    fast = run(_curve((0.0, 0.1), (1.0, 0.5), (2.0, 0.6)))  # 0.3 at 0.5 min
+    slow = run(_curve((0.0, 0.1), (2.0, 0.5), (4.0, 0.4)))  # 0.3 at 1.0 min
+    runs = {"aride_async": [(0, fast, 1.0)], "aride_sync": [(0, slow, 1.0)]}
+    summary = train_bench.summarise(RunConfig(), runs, 0.3, "aride_sync")
+    assert summary["baseline"] == "aride_sync"
+    assert set(summary["methods"]) == {"aride_async", "aride_sync"}
+    assert summary["time_to_target_ratio"] == pytest.approx(2.0)
+    assert summary["final_success_ratio"] == pytest.approx(0.55 / 0.45, abs=1e-3)

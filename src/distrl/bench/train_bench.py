@@ -31,7 +31,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,10 +123,37 @@ METHODS = (
     Method("aride_async", "aride", "async", "A-RIDE, async"),
     Method("digirl_sync", "digirl", "sync", "DigiRL, sync"),
     Method("fbc_sync", "fbc", "sync", "filtered BC, sync"),
+    Method("aride_sync", "aride", "sync", "A-RIDE, sync"),
 )
+METHODS_BY_NAME = {method.name: method for method in METHODS}
+#: What the bench compares unless ``--methods`` says otherwise (the paper's comparison);
+#: ``aride_sync`` isolates the runtime: the same algorithm, synchronous rounds.
+DEFAULT_METHODS = ("aride_async", "digirl_sync", "fbc_sync")
+#: The method the ratios are A-RIDE async's over.
+DEFAULT_BASELINE = "digirl_sync"
+OURS = "aride_async"
 
 #: (seed, method name, fraction of the run's budget spent).
 Progress = Callable[[int, str, float], None]
+
+
+def select_methods(names: Sequence[str], baseline: str) -> tuple[Method, ...]:
+    """The methods to run, by name; A-RIDE async and the baseline must be among them, since the
+    ratios compare those two."""
+    unknown = [name for name in names if name not in METHODS_BY_NAME]
+    if unknown:
+        raise InputError(
+            f"--methods: unknown {', '.join(unknown)} (choose from {', '.join(METHODS_BY_NAME)})"
+        )
+    if len(set(names)) != len(names):
+        raise InputError(f"--methods names a method twice: {','.join(names)}")
+    if OURS not in names:
+        raise InputError(f"--methods must include {OURS}: the ratios are its figures")
+    if baseline == OURS or baseline not in names:
+        raise InputError(
+            f"--baseline {baseline} must be one of --methods ({','.join(names)}) other than {OURS}"
+        )
+    return tuple(METHODS_BY_NAME[name] for name in names)
 
 
 def check_arguments(cfg: RunConfig, seeds: int, target: float) -> None:
@@ -188,16 +215,19 @@ def bench_train(
     target: float,
     bench_dir: Path,
     on_progress: Progress | None = None,
+    methods: Sequence[str] = DEFAULT_METHODS,
+    baseline: str = DEFAULT_BASELINE,
 ) -> dict[str, Any]:
     """Run every method for every seed (seeds ``base.seed`` onwards) and summarise; the summary
     also goes to ``bench_dir/bench-train.json`` and the curves to ``bench_dir/bench-train.png``.
 
     The methods' order rotates with the seed, so a change in the machine's load over the bench
     does not always fall on the same method."""
+    chosen = select_methods(methods, baseline)
     check_arguments(base, seeds, target)
     bench_dir.mkdir(parents=True, exist_ok=True)
     started, cpu, load_before = time.monotonic(), CpuMeter(), os.getloadavg()
-    runs: dict[str, list[tuple[int, TrainResult, float]]] = {m.name: [] for m in METHODS}
+    runs: dict[str, list[tuple[int, TrainResult, float]]] = {m.name: [] for m in chosen}
     session_cfg = base.model_copy(deep=True)
     session_cfg.ray.workers = 1
     with ray_session(session_cfg):
@@ -207,8 +237,8 @@ def bench_train(
             seed_cfg.seed = seed
             demonstrations = collect_demonstrations(seed_cfg, bench_dir)
             start_weights = clone_warm_start(seed_cfg, demonstrations, bench_dir)
-            for turn in range(len(METHODS)):
-                method = METHODS[(turn + offset) % len(METHODS)]
+            for turn in range(len(chosen)):
+                method = chosen[(turn + offset) % len(chosen)]
                 cfg = method_config(base, method, seed, bench_dir)
                 report = _progress_for(on_progress, seed, method.name)
                 run_started = time.monotonic()
@@ -219,7 +249,7 @@ def bench_train(
                     start_weights=start_weights,
                 )
                 runs[method.name].append((seed, result, time.monotonic() - run_started))
-    summary = summarise(base, runs, target)
+    summary = summarise(base, runs, target, baseline)
     summary["machine"] = {
         "cpus": os.cpu_count(),
         "cpu_busy": cpu.busy_fraction(),
@@ -242,12 +272,16 @@ def _progress_for(
 
 
 def summarise(
-    base: RunConfig, runs: dict[str, list[tuple[int, TrainResult, float]]], target: float
+    base: RunConfig,
+    runs: dict[str, list[tuple[int, TrainResult, float]]],
+    target: float,
+    baseline_name: str = DEFAULT_BASELINE,
 ) -> dict[str, Any]:
-    """Per-method curves and figures, and the two ratios of A-RIDE async over DigiRL sync."""
+    """Per-method curves and figures, and the two ratios of A-RIDE async over the baseline
+    (DigiRL sync unless told otherwise)."""
     methods: dict[str, Any] = {}
-    for method in METHODS:
-        entries = runs[method.name]
+    for name, entries in runs.items():
+        method = METHODS_BY_NAME[name]
         curves = [result.curve for _, result, _ in entries]
         band = seed_band(curves)
         methods[method.name] = {
@@ -263,15 +297,16 @@ def summarise(
             "curve": band,
             "runs": [_run_figures(seed, result, wall, target) for seed, result, wall in entries],
         }
-    ours, baseline = methods["aride_async"], methods["digirl_sync"]
+    ours, baseline = methods[OURS], methods[baseline_name]
     return {
         "suite": base.env.suite,
-        "settings": _settings(base, [seed for seed, _, _ in runs["aride_async"]], target),
+        "settings": _settings(base, [seed for seed, _, _ in runs[OURS]], target),
         "methods": methods,
+        "baseline": baseline_name,
         "time_to_target_ratio": ratio(
             baseline["time_to_target_minutes"], ours["time_to_target_minutes"]
         ),
-        "time_to_target_note": _target_note(methods, target),
+        "time_to_target_note": _target_note(ours, baseline, target),
         "final_success_ratio": ratio(ours["final_success"], baseline["final_success"]),
     }
 
@@ -314,16 +349,16 @@ def _settings(base: RunConfig, seeds: list[int], target: float) -> dict[str, Any
     }
 
 
-def _target_note(methods: dict[str, Any], target: float) -> str:
+def _target_note(ours: dict[str, Any], baseline: dict[str, Any], target: float) -> str:
     """Why a time-to-target figure is missing, or how it was read."""
     missing = [
         f"{m['label']} never reached {target:g} (best {m['best_success']:.3f})"
-        for m in (methods["aride_async"], methods["digirl_sync"])
+        for m in (ours, baseline)
         if m["time_to_target_minutes"] is None
     ]
     if missing:
         return "; ".join(missing) + ": no ratio"
-    if methods["aride_async"]["time_to_target_minutes"] == 0:
+    if ours["time_to_target_minutes"] == 0:
         return f"A-RIDE started at or above {target:g}: no ratio"
     return f"first crossing of {target:g} on the mean curve, linearly interpolated"
 

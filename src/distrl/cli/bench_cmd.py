@@ -109,7 +109,7 @@ def _learner(args: argparse.Namespace, cfg: RunConfig) -> int:
 
 
 def _train(args: argparse.Namespace, overrides: list[str]) -> int:
-    from distrl.bench.train_bench import METHODS, SETTINGS, bench_train, check_arguments
+    from distrl.bench.train_bench import SETTINGS, bench_train, check_arguments, select_methods
 
     setting = SETTINGS[args.bench_setting]
     budget = []
@@ -123,6 +123,8 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
     cfg = load_config(args.preset or "quick", [*setting.overrides, *budget, *overrides])
     seeds = setting.seeds if args.bench_seeds is None else args.bench_seeds
     target = setting.target if args.bench_target is None else args.bench_target
+    methods = [name.strip() for name in args.bench_methods.split(",") if name.strip()]
+    select_methods(methods, args.bench_baseline)  # bad names fail before any work
     check_arguments(cfg, seeds, target)
     bench_dir = _new_folder(
         Path(cfg.run_root), cfg.run_name or time.strftime("bench-train-%Y%m%d-%H%M%S")
@@ -136,7 +138,7 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         console=console,
         transient=args.json,
     ) as progress:
-        runs = seeds * len(METHODS)
+        runs = seeds * len(methods)
         bar = progress.add_task("bench", total=runs, run="collecting demonstrations")
         done: list[tuple[int, str]] = []
 
@@ -146,7 +148,9 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
             share = len(done) - 1 + min(fraction, 1.0)
             progress.update(bar, completed=share, run=f"seed {seed}: {method}")
 
-        summary = bench_train(cfg, seeds, target, bench_dir, advance)
+        summary = bench_train(
+            cfg, seeds, target, bench_dir, advance, methods=methods, baseline=args.bench_baseline
+        )
     if args.json:
         emit_json(summary)
         return 0
@@ -183,9 +187,10 @@ def _print_train(summary: dict) -> None:
         )
     console = Console()
     console.print(table)
+    over = summary["methods"][summary["baseline"]]["label"]
     for key in ("time_to_target_ratio", "final_success_ratio"):
         value = summary[key]
-        console.print(f"{key} (A-RIDE async over DigiRL sync): {'n/a' if value is None else value}")
+        console.print(f"{key} (A-RIDE async over {over}): {'n/a' if value is None else value}")
     console.print(f"time to target: {summary['time_to_target_note']}")
     console.print(f"plot: {summary['plot']}  (runs under {summary['bench_dir']})")
 
