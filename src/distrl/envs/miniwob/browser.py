@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,9 +182,14 @@ class MiniWoBBrowser(SeleniumInstance):
         window_height = max(self.window_height, self.task_height + 200)
         options.add_argument(f"--window-size={window_width},{window_height}")
         options.binary_location = self.chrome_binary
-        self.driver = webdriver.Chrome(
-            service=ChromeService(executable_path=self.chromedriver), options=options
+        # chromedriver's temporary profile and Chromium's singleton-socket folder go to TMPDIR,
+        # and Chromium leaves the socket folder behind even after a clean quit: one folder in
+        # /tmp per browser ever started. A scratch TMPDIR of our own is removed on shutdown.
+        self.scratch_dir = tempfile.mkdtemp(prefix="distrl-chromium-")
+        service = ChromeService(
+            executable_path=self.chromedriver, env={**os.environ, "TMPDIR": self.scratch_dir}
         )
+        self.driver = webdriver.Chrome(service=service, options=options)
         self.driver.set_page_load_timeout(PAGE_LOAD_SECONDS)
         self._fit_viewport()
         self._load_page()
@@ -252,6 +259,9 @@ class MiniWoBBrowser(SeleniumInstance):
             if _is_chromium(pid):  # still there and still ours (not a recycled pid)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+        scratch = getattr(self, "scratch_dir", None)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         self.died = True
 
     # -- state and input -------------------------------------------------------------------------
