@@ -156,3 +156,12 @@ def test_the_ratios_divide_by_the_chosen_baseline() -> None:
     assert set(summary["methods"]) == {"aride_async", "aride_sync"}
     assert summary["time_to_target_ratio"] == pytest.approx(2.0)
     assert summary["final_success_ratio"] == pytest.approx(0.55 / 0.45, abs=1e-3)
+    assert summary["time_to_target_ratio_at_least"] == pytest.approx(2.0)  # both reached it
+
+    never = run(_curve((0.0, 0.1), (1.5, 0.2), (3.0, 0.25)))  # stays below 0.3 for 3 minutes
+    runs = {"aride_async": [(0, fast, 1.0)], "aride_sync": [(0, never, 1.0)]}
+    summary = train_bench.summarise(RunConfig(), runs, 0.3, "aride_sync")
+    assert summary["time_to_target_ratio"] is None
+    # It would have needed more than its 3 evaluated minutes, against A-RIDE's 0.5.
+    assert summary["time_to_target_ratio_at_least"] == pytest.approx(6.0)
+    assert "never reached 0.3" in summary["time_to_target_note"]

@@ -188,7 +188,7 @@ def _print_train(summary: dict) -> None:
     console = Console()
     console.print(table)
     over = summary["methods"][summary["baseline"]]["label"]
-    for key in ("time_to_target_ratio", "final_success_ratio"):
+    for key in ("time_to_target_ratio", "time_to_target_ratio_at_least", "final_success_ratio"):
         value = summary[key]
         console.print(f"{key} (A-RIDE async over {over}): {'n/a' if value is None else value}")
     console.print(f"time to target: {summary['time_to_target_note']}")
