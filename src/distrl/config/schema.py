@@ -320,18 +320,12 @@ class ARideConfig(ConfigSection):
         default=True,
         description="Sample the replay by priority (DPER); false samples uniformly (an ablation).",
     )
-    priority_alpha: float = Field(
-        default=0.6, ge=0, description="DPER: windows are drawn with probability ~ p^alpha."
-    )
-    priority_beta_start: float = Field(
-        default=0.4, ge=0, description="DPER: importance-weight exponent at the first update."
-    )
-    priority_beta_end: float = Field(
-        default=1.0, ge=0, description="DPER: importance-weight exponent after the annealing."
-    )
-    priority_beta_steps: int = Field(
-        default=100_000, ge=0, description="DPER: updates over which beta is annealed linearly."
-    )
+    # DPER's sampling constants (Schaul et al.'s defaults): draws ~ p^alpha, importance weights
+    # (N P)^-beta with beta annealed linearly from start to end over beta_steps updates.
+    priority_alpha: float = Field(default=0.6, ge=0, description="DPER: P(i) ~ p_i^alpha.")
+    priority_beta_start: float = Field(default=0.4, ge=0, description="DPER: first beta.")
+    priority_beta_end: float = Field(default=1.0, ge=0, description="DPER: final beta.")
+    priority_beta_steps: int = Field(default=100_000, ge=0, description="DPER: annealing span.")
     step_cost: float = Field(default=0.01, ge=0, description="Reward cost of every step.")
     invalid_penalty: float = Field(default=0.1, ge=0, description="Penalty of an invalid action.")
     repeat_penalty: float = Field(
