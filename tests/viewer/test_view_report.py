@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import threading
 import urllib.request
@@ -247,7 +248,7 @@ def test_server_binds_loopback_and_serves_the_report(play_view) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser(chromium: None) -> Iterator[object]:
+def browser(chromium: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -255,7 +256,11 @@ def browser(chromium: None) -> Iterator[object]:
     options.binary_location = str(CHROMIUM)
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    # Chromium leaves its singleton-socket folder in TMPDIR even after a clean quit: keep it in
+    # pytest's temporary folder rather than /tmp.
+    scratch = tmp_path_factory.mktemp("chromium-tmp")
+    service = Service(str(CHROMEDRIVER), env={**os.environ, "TMPDIR": str(scratch)})
+    driver = webdriver.Chrome(service=service, options=options)
     try:
         yield driver
     finally:
