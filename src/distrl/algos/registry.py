@@ -51,9 +51,8 @@ class Algorithm:
     shaping: RewardShaping
 
 
-def _sampler(cfg: RunConfig, prioritized: bool) -> Callable[[int], Sampler]:
-    if not prioritized:
-        return partial(UniformSampler)
+def _prioritized_sampler(cfg: RunConfig) -> Callable[[int], Sampler]:
+    """DPER's sampler with the A-RIDE config's alpha and beta schedule."""
     aride = cfg.aride
     return partial(
         PrioritizedSampler,
@@ -71,11 +70,11 @@ def build_algorithm(cfg: RunConfig) -> Algorithm:
     )
     name = cfg.train.algo
     if name == "aride":
-        sampler = _sampler(cfg, cfg.aride.prioritized)
+        sampler = _prioritized_sampler(cfg) if cfg.aride.prioritized else UniformSampler
         return Algorithm(name, aride_loss_fn(cfg.aride), sampler, _any_trajectory, shaping)
     if name == "digirl":
-        uniform = _sampler(cfg, False)
-        return Algorithm(name, digirl_loss_fn(cfg.digirl), uniform, _any_trajectory, shaping)
+        loss = digirl_loss_fn(cfg.digirl)
+        return Algorithm(name, loss, UniformSampler, _any_trajectory, shaping)
     if name == "fbc":
-        return Algorithm(name, filtered_bc_loss_fn(), _sampler(cfg, False), _successful, shaping)
+        return Algorithm(name, filtered_bc_loss_fn(), UniformSampler, _successful, shaping)
     raise ValueError(f"unknown algorithm {name!r}")  # the config's Literal makes this unreachable

@@ -109,7 +109,14 @@ def _learner(args: argparse.Namespace, cfg: RunConfig) -> int:
 
 
 def _train(args: argparse.Namespace, overrides: list[str]) -> int:
-    from distrl.bench.train_bench import SETTINGS, bench_train, check_arguments, select_methods
+    from distrl.bench.train_bench import (
+        DEFAULT_BASELINE,
+        DEFAULT_METHODS,
+        SETTINGS,
+        bench_train,
+        check_arguments,
+        select_methods,
+    )
 
     setting = SETTINGS[args.bench_setting]
     budget = []
@@ -123,8 +130,11 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
     cfg = load_config(args.preset or "quick", [*setting.overrides, *budget, *overrides])
     seeds = setting.seeds if args.bench_seeds is None else args.bench_seeds
     target = setting.target if args.bench_target is None else args.bench_target
-    methods = [name.strip() for name in args.bench_methods.split(",") if name.strip()]
-    select_methods(methods, args.bench_baseline)  # bad names fail before any work
+    methods = list(DEFAULT_METHODS)
+    if args.bench_methods is not None:
+        methods = [name.strip() for name in args.bench_methods.split(",") if name.strip()]
+    baseline = args.bench_baseline or DEFAULT_BASELINE
+    select_methods(methods, baseline)  # bad names fail before any work
     check_arguments(cfg, seeds, target)
     bench_dir = _new_folder(
         Path(cfg.run_root), cfg.run_name or time.strftime("bench-train-%Y%m%d-%H%M%S")
@@ -149,7 +159,7 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
             progress.update(bar, completed=share, run=f"seed {seed}: {method}")
 
         summary = bench_train(
-            cfg, seeds, target, bench_dir, advance, methods=methods, baseline=args.bench_baseline
+            cfg, seeds, target, bench_dir, advance, methods=methods, baseline=baseline
         )
     if args.json:
         emit_json(summary)

@@ -245,15 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench_train.add_argument(
         "--methods",
         dest="bench_methods",
-        default="aride_async,digirl_sync,fbc_sync",
-        help="comma-separated methods to run, from aride_async, digirl_sync, fbc_sync and "
-        "aride_sync (A-RIDE in sync rounds: the runtime's share of the gain)",
+        help="comma-separated methods to run (default aride_async,digirl_sync,fbc_sync), from "
+        "those and aride_sync (A-RIDE in sync rounds: the runtime's share of the gain)",
     )
     bench_train.add_argument(
         "--baseline",
         dest="bench_baseline",
-        default="digirl_sync",
-        help="the method the two ratios divide A-RIDE async by",
+        help="the method the two ratios divide A-RIDE async by (default digirl_sync)",
     )
     _add_config_arguments(bench_train)
     return parser

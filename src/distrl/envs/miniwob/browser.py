@@ -170,6 +170,8 @@ class MiniWoBBrowser(SeleniumInstance):
         #: Every process id seen under chromedriver; a killed Chromium's helpers are re-parented
         #: away from it, and :meth:`shutdown` must still find them.
         self.seen_pids: set[int] = set()
+        #: This browser's TMPDIR (see :meth:`create_driver`), removed on shutdown.
+        self.scratch_dir: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def create_driver(self) -> None:
@@ -259,9 +261,9 @@ class MiniWoBBrowser(SeleniumInstance):
             if _is_chromium(pid):  # still there and still ours (not a recycled pid)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-        scratch = getattr(self, "scratch_dir", None)
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        if self.scratch_dir is not None:
+            shutil.rmtree(self.scratch_dir, ignore_errors=True)
+            self.scratch_dir = None
         self.died = True
 
     # -- state and input -------------------------------------------------------------------------
