@@ -99,6 +99,47 @@ def test_match_features_mark_instruction_words_last_tap_and_focused_text() -> No
     assert item.candidate_features[row, 4] == 1.0  # the focused field holds a prefix of it
 
 
+def test_name_features_tell_names_from_sentence_starts() -> None:
+    """A capital that starts a sentence (or a quote) is grammar; one mid-sentence marks a name.
+    Held-out test names have untrained embeddings, so these features are what lets the policy
+    type "Olivia Baker" (not "Store Olivia Baker") and tap the "Instagram" row it never saw."""
+    featurizer = ObservationFeaturizer()
+    item = featurizer.encode(_obs("Store Olivia Baker's number 212-555-6922 in Contacts", ()))
+    named, starts = item.candidate_features[:, 14], item.candidate_features[:, 15]
+    name = item.candidates.index("Olivia Baker")
+    with_verb = item.candidates.index("Store Olivia Baker")
+    assert (named[name], starts[name]) == (1.0, 0.0)
+    assert named[with_verb] == np.float32(2 / 3) and starts[with_verb] == 1.0
+
+    quoted = featurizer.encode(_obs('Write "Hello there" to Kai Yamamoto', ()))
+    name_words = {
+        word: flag
+        for word, flag in zip(
+            ["Write", "Hello", "there", "to", "Kai", "Yamamoto"],
+            quoted.word_features[:, 5],
+            strict=True,
+        )
+    }
+    assert name_words == {"Write": 0, "Hello": 0, "there": 0, "to": 0, "Kai": 1, "Yamamoto": 1}
+
+    elements = (
+        _el("Airbnb · Travel & Local - 4.7 stars", (0.0, 0.1, 1.0, 0.2)),
+        _el("Instagram · Social - 4.1 stars", (0.0, 0.2, 1.0, 0.3)),
+        _el("Install", (0.0, 0.3, 1.0, 0.4)),
+    )
+    store = featurizer.encode(_obs("Can you install Instagram for me?", elements))
+    assert store.element_features[:, 19].tolist() == [0.0, 1.0, 0.0]  # shows the name
+    assert store.element_features[:, 20].tolist() == [0.0, 1.0, 1.0]  # first word instructed
+
+
+def test_colon_tail_is_flagged_as_dictated_text() -> None:
+    item = ObservationFeaturizer().encode(_obs("Text Ana: the door code is 4512", ()))
+    colon = item.candidate_features[:, 16]
+    assert colon[item.candidates.index("the door code is 4512")] == 1.0
+    assert colon[item.candidates.index("4512")] == 0.0
+    assert colon.sum() == 1.0
+
+
 def test_collate_pads_and_masks_variable_counts() -> None:
     featurizer = ObservationFeaturizer()
     small = _obs("Open clock", (_el("Clock", (0.1, 0.1, 0.2, 0.2)),))

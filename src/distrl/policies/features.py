@@ -15,6 +15,14 @@ slowly and they are cheap and exact: how much of an element's text occurs in the
 whether an element was the target of the previous tap, whether a candidate is already in the
 focused field or was the last thing typed.
 
+Names get features of their own because test instructions name people, apps and texts that no
+train instruction does: a hashed embedding of a held-out name is untrained noise, so a policy that
+recognises "Alice Smith" by her embedding fails on "Elena Popescu". What carries over is *how* a
+name is written: a capitalised word that does not start a sentence ("Store Olivia Baker's
+number": *Olivia* and *Baker*, not *Store*), and whether an element shows such a word (the
+"Instagram" row of a store list) or a candidate is made of them. The text after a colon is
+flagged too, since "Text Ana: the door code is 4512" dictates all of it, not just the number.
+
 >>> import numpy as np
 >>> from distrl.core.observation import Observation, UIElement
 >>> obs = Observation(np.zeros((4, 4, 3), np.uint8), "Open the Clock app",
@@ -99,16 +107,18 @@ _SIMPLE_KINDS = {
 
 #: Per-element numeric features: bbox (4), centre (2), size (2), clickable, checkable, checked,
 #: focused, has text, tap target, hit by last tap, share of words in the instruction, text inside
-#: the instruction, list position, is last listed.
-ELEMENT_FEATURES = 19
+#: the instruction, list position, is last listed, share of the instruction's name words it shows,
+#: its first word is an instruction word.
+ELEMENT_FEATURES = 21
 #: Per-candidate numeric features: rank, word count, quoted, in focused field, focused field is a
 #: prefix of it, on screen, last typed, has digits, has a dot, starts upper-case, position in the
 #: instruction, share of its words capitalised, all its words capitalised (a name), a whole word
-#: span of the instruction's words (not cut mid-phrase at punctuation).
-CANDIDATE_FEATURES = 14
+#: span of the instruction's words (not cut mid-phrase at punctuation), share of its words that
+#: are name words (capitalised mid-sentence), it starts a sentence, it is the text after a colon.
+CANDIDATE_FEATURES = 17
 #: Per-instruction-word features: relative position, capitalised, has digits, inside quotes,
-#: shown on screen (in some element's text).
-WORD_FEATURES = 5
+#: shown on screen (in some element's text), a name word (capitalised mid-sentence).
+WORD_FEATURES = 6
 #: Instruction words kept as tokens (the first ones).
 MAX_INSTRUCTION_WORDS = 24
 #: Per-observation features: steps so far, keyboard/field focused, element count, candidate count.
@@ -171,6 +181,52 @@ def _words(text: str) -> set[str]:
     return set(_WORD_RE.findall(text.lower()))
 
 
+# What may end a sentence or open a dictated passage: a capital right after one is grammar, not
+# a name ("Text Ana: Happy birthday", 'Say "Hello"').
+_SENTENCE_OPENERS = frozenset('.!?:;"\u201c\u2018(')
+
+
+@dataclass(frozen=True)
+class _InstructionWord:
+    """One word of an instruction, with where it is and how it is written."""
+
+    start: int
+    end: int
+    text: str
+    sentence_start: bool
+    #: Capitalised although it does not start a sentence: a name, an app, a place ("I" aside).
+    name_like: bool
+
+
+def _instruction_words(instruction: str) -> tuple[_InstructionWord, ...]:
+    """The instruction's words, each marked as starting a sentence or being name-like.
+
+    >>> words = _instruction_words("Store Olivia Baker's number. Then Call")
+    >>> [w.text for w in words if w.name_like], [w.text for w in words if w.sentence_start]
+    (['Olivia', 'Baker', 's', 'Call'], ['Store', 'Then'])
+    """
+    out = []
+    for match in _WORD_RE.finditer(instruction):
+        before = instruction[: match.start()].rstrip()
+        sentence_start = not before or before[-1] in _SENTENCE_OPENERS
+        if before.endswith('"') and before.count('"') % 2 == 0:
+            sentence_start = False  # after a closing quote: 'Write "hi" to Kai'
+        word = match.group()
+        name_like = word[:1].isupper() and not sentence_start and word != "I"
+        # A word glued to the previous one ("Wi-Fi", "Alice's", "I'm") continues it: "Fi" is a
+        # name part only if "Wi" is, and the "s" of a genitive never starts a sentence.
+        if out and out[-1].end == match.start() - 1 and instruction[out[-1].end] in "-'\u2019":
+            sentence_start, name_like = False, out[-1].name_like
+        out.append(_InstructionWord(match.start(), match.end(), word, sentence_start, name_like))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _cached_instruction_words(instruction: str) -> tuple[_InstructionWord, ...]:
+    return _instruction_words(instruction)
+
+
+_COLON_RE = re.compile(r":\s")
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|'[^']*'|\u201c[^\u201d]*\u201d")
 
 
@@ -313,6 +369,8 @@ class ObservationFeaturizer:
         last_tap = last.touch_yx if last is not None and last.is_tap else None
         instruction_lower = instruction.lower()
         instruction_words = _words(instruction)
+        parsed = _cached_instruction_words(instruction)
+        name_words = {w.text.lower() for w in parsed if w.name_like}
         count = len(elements)
         element_features = np.zeros((count, ELEMENT_FEATURES), dtype=np.float32)
         tap_targets = np.zeros(count, dtype=bool)
@@ -322,6 +380,7 @@ class ObservationFeaturizer:
             tap_targets[i] = resolve_tap(elements, *centre.touch_yx) == i
             words = _words(element.text)
             text = element.text.strip().lower()
+            first_word = _WORD_RE.search(text)
             element_features[i] = (
                 x0,
                 y0,
@@ -342,6 +401,8 @@ class ObservationFeaturizer:
                 float(bool(text) and text in instruction_lower),
                 i / max(1, count - 1),
                 float(i == count - 1),
+                len(words & name_words) / max(1, len(name_words)),
+                float(first_word is not None and first_word.group() in instruction_words),
             )
         element_kinds = np.array(
             [_stable_hash(f"k:{e.kind}", self.kind_buckets) for e in elements], dtype=np.int64
@@ -351,11 +412,14 @@ class ObservationFeaturizer:
         focused_text = focused.text if focused is not None else ""
         screen_texts = {e.text for e in elements}
         last_typed = last.text if last is not None and last.action_type is ActionType.TYPE else ""
+        colon_tails = {instruction[m.end() :].strip() for m in _COLON_RE.finditer(instruction)}
         candidate_features = np.zeros((len(candidates), CANDIDATE_FEATURES), dtype=np.float32)
         for i, candidate in enumerate(candidates):
             where = instruction.find(candidate)
             words = candidate.split()
             capitalised = sum(word[:1].isupper() for word in words)
+            inside = [w for w in parsed if where <= w.start and w.end <= where + len(candidate)]
+            named = sum(w.name_like for w in inside) if where >= 0 else 0
             candidate_features[i] = (
                 i / 64.0,
                 len(candidate.split()) / 8.0,
@@ -375,10 +439,14 @@ class ObservationFeaturizer:
                 capitalised / max(1, len(words)),
                 float(bool(words) and capitalised == len(words)),
                 float(where >= 0 and _ends_at_boundary(instruction, where + len(candidate))),
+                named / max(1, len(inside)),
+                float(where >= 0 and bool(inside) and inside[0].sentence_start),
+                float(candidate in colon_tails),
             )
 
         # -- instruction words ------------------------------------------------------------------
         word_spans = [m for m in _WORD_RE.finditer(instruction)][:MAX_INSTRUCTION_WORDS]
+        word_names = [w.name_like for w in parsed]
         screen_words = set().union(*(_words(e.text) for e in elements)) if elements else set()
         quoted = _quoted_spans(instruction)
         word_features = np.zeros((len(word_spans), WORD_FEATURES), dtype=np.float32)
@@ -390,6 +458,7 @@ class ObservationFeaturizer:
                 float(any(c.isdigit() for c in word)),
                 float(any(a <= match.start() < b for a, b in quoted)),
                 float(word.lower() in screen_words),
+                float(word_names[i]),
             )
 
         return ObservationFeatures(
