@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["DEFAULT_MAX_CANDIDATES", "MAX_NGRAM", "extract_candidates"]
+__all__ = ["DEFAULT_MAX_CANDIDATES", "MAX_NGRAM", "colon_tails", "extract_candidates"]
 
 #: Enough for the longest PhoneSim instruction's spans; the tail (short n-grams) is cut first.
 DEFAULT_MAX_CANDIDATES = 96
@@ -71,7 +71,7 @@ def extract_candidates(instruction: str, max_candidates: int = DEFAULT_MAX_CANDI
     add(_times(instruction))
     add(_domains(instruction))
     add(_numbers(instruction))
-    add(_colon_tails(instruction))
+    add(colon_tails(instruction))
     add(_clause_spans(instruction))
     add(_ngrams(instruction))
     return ordered[:max_candidates]
@@ -135,7 +135,7 @@ def _trim(words: list[str]) -> list[str]:
     return out
 
 
-def _colon_tails(text: str) -> list[str]:
+def colon_tails(text: str) -> list[str]:
     """What follows a colon, verbatim: "Text Ana: happy birthday!" dictates the message,
     punctuation included."""
     return [text[match.end() :] for match in re.finditer(r":\s", text)]

@@ -46,7 +46,7 @@ import torch
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation, UIElement
-from distrl.policies.candidates import DEFAULT_MAX_CANDIDATES, extract_candidates
+from distrl.policies.candidates import DEFAULT_MAX_CANDIDATES, colon_tails, extract_candidates
 
 __all__ = [
     "ACTION_KINDS",
@@ -198,6 +198,7 @@ class _InstructionWord:
     name_like: bool
 
 
+@lru_cache(maxsize=4096)
 def _instruction_words(instruction: str) -> tuple[_InstructionWord, ...]:
     """The instruction's words, each marked as starting a sentence or being name-like.
 
@@ -221,12 +222,6 @@ def _instruction_words(instruction: str) -> tuple[_InstructionWord, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=4096)
-def _cached_instruction_words(instruction: str) -> tuple[_InstructionWord, ...]:
-    return _instruction_words(instruction)
-
-
-_COLON_RE = re.compile(r":\s")
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|'[^']*'|\u201c[^\u201d]*\u201d")
 
 
@@ -369,7 +364,7 @@ class ObservationFeaturizer:
         last_tap = last.touch_yx if last is not None and last.is_tap else None
         instruction_lower = instruction.lower()
         instruction_words = _words(instruction)
-        parsed = _cached_instruction_words(instruction)
+        parsed = _instruction_words(instruction)
         name_words = {w.text.lower() for w in parsed if w.name_like}
         count = len(elements)
         element_features = np.zeros((count, ELEMENT_FEATURES), dtype=np.float32)
@@ -412,14 +407,14 @@ class ObservationFeaturizer:
         focused_text = focused.text if focused is not None else ""
         screen_texts = {e.text for e in elements}
         last_typed = last.text if last is not None and last.action_type is ActionType.TYPE else ""
-        colon_tails = {instruction[m.end() :].strip() for m in _COLON_RE.finditer(instruction)}
+        dictated = {tail.strip() for tail in colon_tails(instruction)}
         candidate_features = np.zeros((len(candidates), CANDIDATE_FEATURES), dtype=np.float32)
         for i, candidate in enumerate(candidates):
             where = instruction.find(candidate)
             words = candidate.split()
             capitalised = sum(word[:1].isupper() for word in words)
-            inside = [w for w in parsed if where <= w.start and w.end <= where + len(candidate)]
-            named = sum(w.name_like for w in inside) if where >= 0 else 0
+            end = where + len(candidate)
+            inside = [w for w in parsed if where <= w.start and w.end <= end] if where >= 0 else []
             candidate_features[i] = (
                 i / 64.0,
                 len(candidate.split()) / 8.0,
@@ -439,31 +434,30 @@ class ObservationFeaturizer:
                 capitalised / max(1, len(words)),
                 float(bool(words) and capitalised == len(words)),
                 float(where >= 0 and _ends_at_boundary(instruction, where + len(candidate))),
-                named / max(1, len(inside)),
-                float(where >= 0 and bool(inside) and inside[0].sentence_start),
-                float(candidate in colon_tails),
+                sum(w.name_like for w in inside) / max(1, len(inside)),
+                float(bool(inside) and inside[0].sentence_start),
+                float(candidate in dictated),
             )
 
         # -- instruction words ------------------------------------------------------------------
-        word_spans = [m for m in _WORD_RE.finditer(instruction)][:MAX_INSTRUCTION_WORDS]
-        word_names = [w.name_like for w in parsed]
+        word_spans = parsed[:MAX_INSTRUCTION_WORDS]
         screen_words = set().union(*(_words(e.text) for e in elements)) if elements else set()
         quoted = _quoted_spans(instruction)
         word_features = np.zeros((len(word_spans), WORD_FEATURES), dtype=np.float32)
-        for i, match in enumerate(word_spans):
-            word = match.group()
+        for i, parsed_word in enumerate(word_spans):
+            word = parsed_word.text
             word_features[i] = (
                 i / max(1, len(word_spans) - 1),
                 float(word[:1].isupper()),
                 float(any(c.isdigit() for c in word)),
-                float(any(a <= match.start() < b for a, b in quoted)),
+                float(any(a <= parsed_word.start < b for a, b in quoted)),
                 float(word.lower() in screen_words),
-                float(word_names[i]),
+                float(parsed_word.name_like),
             )
 
         return ObservationFeatures(
             instruction_tokens=np.array(self.tokens(instruction) or (0,), dtype=np.int64),
-            word_tokens=self._token_matrix([m.group() for m in word_spans]),
+            word_tokens=self._token_matrix([w.text for w in word_spans]),
             word_features=word_features,
             history=history,
             global_features=global_features,
