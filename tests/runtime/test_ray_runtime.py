@@ -81,6 +81,14 @@ def test_async_run_trains_while_workers_collect(tmp_path: Path) -> None:
     assert collection["trajectories"] >= 1 and 0 < collection["device_utilisation"] <= 1
     assert len(summary["worker_nodes"]) == 2
     assert [p["updates"] for p in summary["curve"]][-1] == 12
+    # Ray pins a 1-CPU actor to one thread; the learner takes every core unless told otherwise.
+    assert summary["learner_threads"] == os.cpu_count()
+
+
+def test_learner_threads_follow_the_config(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, mode="sync", episodes_per_round=4, updates_per_round=1, max_updates=1)
+    cfg.ray.learner_threads = 1
+    assert train_ray(cfg).summary()["learner_threads"] == 1
 
 
 def test_sync_rounds_act_with_one_version_each(tmp_path: Path) -> None:

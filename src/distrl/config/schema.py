@@ -470,6 +470,13 @@ class RayConfig(ConfigSection):
     call_timeout_seconds: float = Field(
         default=600.0, gt=0, description="Longest wait on any single call to an actor."
     )
+    learner_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="PyTorch threads of a one-process learner (None: every CPU of its node). Ray "
+        "pins an actor that reserves 1 CPU to 1 thread; the devices are latency-bound and acting "
+        "is cheap, so the learner's compute is where the cores pay.",
+    )
     dashboard: bool = Field(default=False, description="Start Ray's dashboard (local Ray only).")
 
 

@@ -16,6 +16,7 @@ Data flows one way, as in the serial runtime:
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from pathlib import Path
@@ -147,6 +148,8 @@ class LearnerActor:
         learner_state: dict[str, object] | None,
     ):
         self.cfg = cfg
+        if cfg.train.learner_processes == 1:  # a group's processes share the cores (ddp)
+            torch.set_num_threads(cfg.ray.learner_threads or os.cpu_count() or 1)
         self.replay, self.board = replay, board
         self.learner = restore_learner(cfg, policy_state, learner_state)
         self.timeout = cfg.ray.call_timeout_seconds
@@ -206,14 +209,19 @@ class LearnerActor:
     def total_updates(self) -> int:
         return self.learner.updates
 
-    def policy_state(self) -> tuple[dict[str, torch.Tensor], int]:
-        return self.learner.weights()
+    def policy_state(self) -> tuple[dict[str, torch.Tensor], int, int]:
+        """The weights, their version and the update count they were taken at."""
+        return (*self.learner.weights(), self.learner.updates)
 
     def weights_figures(self) -> dict[str, int]:
         """Bytes of one weights publication (trainable tensors only) and of the whole policy,
         and how many processes the learner runs."""
         processes = getattr(self.updater, "world_size", 1)
-        return {**self.learner.weights_figures(), "learner_processes": processes}
+        return {
+            **self.learner.weights_figures(),
+            "learner_processes": processes,
+            "learner_threads": torch.get_num_threads(),
+        }
 
     def state_dict(self) -> dict[str, object]:
         return self.learner.state_dict()

@@ -212,9 +212,11 @@ class _Run:
 
     # -- pieces --------------------------------------------------------------------------------
     def _sync_policy(self) -> None:
-        state, version = self.placement.get(self.placement.learner.policy_state.remote())
+        state, version, updates = self.placement.get(self.placement.learner.policy_state.remote())
         self.policy.load_state_dict(state)
         self.policy.version = version
+        # An async learner trains on while the driver works: the curve names what it evaluates.
+        self.updates = updates
 
     def _evaluate(self) -> None:
         if not self.evaluating:
@@ -347,16 +349,27 @@ class _Run:
 
 
 class _AsyncRun(_Run):
+    """The learner always has the next ``train`` call queued: while the driver evaluates, logs
+    or checkpoints, the learner keeps training (an idle learner beside busy devices is the
+    waste asynchrony exists to remove). One call in flight at a time, each sized from the count
+    the previous one returned, so ``max_updates`` is never overshot."""
+
     def start(self) -> None:
         self.started = time.monotonic()
         self.running = {w.run_async.remote(): i for i, w in enumerate(self.placement.workers)}
+        self.in_flight: Any = self._queue_training(self.updates)
+
+    def _queue_training(self, total_updates: int) -> Any:
+        """The next ``train`` call, or None when ``max_updates`` is reached."""
+        limit = self.cfg.train.max_updates
+        chunk = 1_000_000 if limit is None else limit - total_updates
+        return self.placement.learner.train.remote(chunk, CHUNK_SECONDS) if chunk > 0 else None
 
     def step(self) -> dict[str, Any]:
-        remaining = None
-        if self.cfg.train.max_updates is not None:
-            remaining = self.cfg.train.max_updates - self.updates
-        chunk = remaining if remaining is not None else 1_000_000
-        trained = self.placement.get(self.placement.learner.train.remote(chunk, CHUNK_SECONDS))
+        if self.in_flight is None:  # max_updates reached; the loop stops on it
+            return {"updates": 0, "total_updates": self.updates, "metrics": {}}
+        trained = self.placement.get(self.in_flight)
+        self.in_flight = self._queue_training(int(trained["total_updates"]))
         if trained["updates"] == 0:  # the replay is still filling: wait on the workers a bit
             ray.wait(list(self.running), timeout=0.2)
         self._revive_dead_workers()
@@ -373,6 +386,9 @@ class _AsyncRun(_Run):
             self.running[self.placement.workers[index].run_async.remote()] = index
 
     def stop(self) -> None:
+        if self.in_flight is not None:  # the queued call's updates count (the budget is spent)
+            self.updates = int(self.placement.get(self.in_flight)["total_updates"])
+            self.in_flight = None
         self.placement.get(self.placement.board.stop.remote())
         for ref in list(self.running):
             # A worker that died as the run ended never sent its partial episodes.
