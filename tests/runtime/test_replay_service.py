@@ -67,6 +67,34 @@ def test_late_priorities_for_an_overwritten_slot_are_ignored(episodes: list[Traj
     assert replay.update_priorities(fresh.slots, fresh.generations, np.full(6, 9.0)) == 6
 
 
+def test_demonstrations_fill_their_share_of_every_batch_without_priorities_or_counts(
+    tmp_path: Path, episodes: list[Trajectory]
+) -> None:
+    replay = _replay(tmp_path, min_replay=1, demo_fraction=0.25, max_staleness=0)
+    demonstrations, online = episodes[:3], episodes[3:8]
+    kept = replay.add_demonstrations(demonstrations)
+    assert kept == sum(-(-len(t) // 4) for t in demonstrations)  # windows of 4 steps
+    assert len(replay) == 0 and replay.counters.trajectories == 0  # offline data: not collected
+    replay.add(online)
+    demo_ids = {t.trajectory_id for t in demonstrations}
+    # At learner version 9 every online window is stale (max_staleness 0); demos never are.
+    for version in (0, 0, 9, 9):
+        batch = replay.sample(8, learner_version=version)
+        assert batch is not None
+        from_demos = [w.trajectory_id in demo_ids for w in batch.windows]
+        assert sum(from_demos) == 2  # round(8 * 0.25)
+        assert list(batch.slots[np.array(from_demos)]) == [-1, -1]
+        assert np.all(batch.weights[np.array(from_demos)] == 1.0)
+        # Priorities go to the online windows only.
+        assert (
+            replay.update_priorities(batch.slots, batch.generations, np.ones(len(batch.windows)))
+            == len(batch.windows) - 2
+        )
+    assert TrajectoryStore(tmp_path / "trajectories").count() == len(online)
+    with pytest.raises(ValueError, match="demo_fraction"):
+        _replay(None, demo_fraction=1.0)
+
+
 def test_backpressure_holds_inserts_to_a_ratio_of_samples(episodes: list[Trajectory]) -> None:
     replay = _replay(None, min_replay=4, max_inserts_per_sample=1.0)
     replay.ingest(episodes)

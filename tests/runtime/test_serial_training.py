@@ -19,7 +19,11 @@ from distrl.envs.protocol import DeviceEnv
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayService
-from distrl.runtime.serial import demonstration_config, update_from_replay
+from distrl.runtime.serial import (
+    demonstration_config,
+    resumed_demonstrations,
+    update_from_replay,
+)
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
 
@@ -137,6 +141,25 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # The refill of the replay on resume must not count the stored trajectories twice.
     state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
     assert state["replay"]["counters"]["trajectories"] == second["episodes"]
+
+
+def test_a_resumed_run_keeps_its_demonstration_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["--run-root", str(tmp_path), "--json", *SMALL_RUN, "train.warm_start_episodes=4"]
+    share = [*common, "train.demo_fraction=0.5"]
+    assert main(["train", "--updates", "1", "--minutes", "30", *share]) == 0
+    run_dir = Path(json.loads(capsys.readouterr().out)["run_dir"])
+    cfg = RunConfig()
+    cfg.train.demo_fraction = 0.5
+    demonstrations = resumed_demonstrations(cfg, run_dir)
+    collected = TrajectoryStore(run_dir / "demos" / "trajectories").trajectory_ids()
+    assert len(collected) == 4
+    assert [t.trajectory_id for t in demonstrations] == collected
+    cfg.train.demo_fraction = 0.0  # a run without the share never reads them
+    assert resumed_demonstrations(cfg, run_dir) == []
+    assert main(["train", "--resume", str(run_dir), "--updates", "2", *share[2:]]) == 0
+    assert json.loads(capsys.readouterr().out)["updates"] == 2
 
 
 @pytest.mark.parametrize("algo", ["digirl", "fbc"])

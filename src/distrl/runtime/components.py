@@ -71,5 +71,6 @@ def build_replay(
         max_inserts_per_sample=cfg.train.max_inserts_per_sample,
         max_samples_per_insert=cfg.train.max_samples_per_insert if asynchronous else None,
         min_replay=cfg.train.min_replay,
+        demo_fraction=cfg.train.demo_fraction,
         seed=cfg.seed,
     )

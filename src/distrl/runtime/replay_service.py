@@ -18,6 +18,11 @@ one learner interleave. Two consequences are handled here rather than by callers
 
 Staleness (learner version minus the oldest version that acted in a window) is bounded by
 ``max_staleness``: too-old windows are dropped on arrival and when drawn, and counted.
+
+Demonstrations (the warm start's noisy-oracle episodes) can be kept beside the buffer with
+:meth:`add_demonstrations`: with ``demo_fraction`` > 0 that share of every batch is drawn from
+them uniformly. They are an offline dataset, so they are not stored, not counted as collected,
+never evicted or judged stale, and get no priorities (their slots in a batch are -1).
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ class ReplayService:
         max_inserts_per_sample: float | None = None,
         max_samples_per_insert: float | None = None,
         min_replay: int = 1,
+        demo_fraction: float = 0.0,
         seed: int = 0,
     ):
         self.algorithm = algorithm
@@ -89,6 +95,11 @@ class ReplayService:
         self.max_inserts_per_sample = max_inserts_per_sample
         self.max_samples_per_insert = max_samples_per_insert
         self.min_replay = min_replay
+        if not 0.0 <= demo_fraction < 1.0:
+            raise ValueError(f"demo_fraction must be in [0, 1), got {demo_fraction}")
+        self.demo_fraction = demo_fraction
+        #: Windows of the demonstrations (see the module docstring); fixed for the run.
+        self.demo_windows: list[StepWindow] = []
         sampler = algorithm.make_sampler(capacity)
         self.buffer: ReplayBuffer[StepWindow] = ReplayBuffer(RingStorage(capacity), sampler)
         self.generations = np.zeros(capacity, dtype=np.int64)
@@ -162,6 +173,21 @@ class ReplayService:
         self.counters.windows_added += added
         return added
 
+    def add_demonstrations(self, trajectories: Sequence[Trajectory]) -> int:
+        """Keep the algorithm-admitted demonstrations as windows for the ``demo_fraction`` share
+        of each batch; returns the number of windows kept."""
+        for trajectory in trajectories:
+            if self.algorithm.admits(trajectory):
+                self.demo_windows.extend(
+                    cut_windows(
+                        trajectory,
+                        self.window,
+                        self.algorithm.shaping,
+                        keep_screenshots=self.keep_screenshots,
+                    )
+                )
+        return len(self.demo_windows)
+
     def can_accept(self) -> bool:
         """Backpressure: False while inserts run ahead of the learner by more than
         ``max_inserts_per_sample`` windows per sampled window (workers then hold off)."""
@@ -195,7 +221,11 @@ class ReplayService:
         if self.learner_ahead():
             self.counters.learner_waits += 1
             return None
-        batch = self.buffer.sample(batch_size, self.rng)
+        # At least one online window per batch: the demonstrations only ever share a batch.
+        demos = (
+            min(round(batch_size * self.demo_fraction), batch_size - 1) if self.demo_windows else 0
+        )
+        batch = self.buffer.sample(batch_size - demos, self.rng)
         is_fresh = np.array(
             [self.staleness(w, learner_version) <= self.max_staleness for w in batch.items]
         )
@@ -206,20 +236,25 @@ class ReplayService:
         fresh = np.flatnonzero(is_fresh)
         self.counters.windows_sampled += len(fresh)
         slots = batch.slots[fresh]
+        picked = self.rng.integers(len(self.demo_windows), size=demos)
         return ReplayBatch(
-            windows=[batch.items[i] for i in fresh],
-            slots=slots,
-            generations=self.generations[slots].copy(),
-            weights=batch.weights[fresh],
+            windows=[batch.items[i] for i in fresh] + [self.demo_windows[i] for i in picked],
+            slots=np.concatenate([slots, np.full(demos, -1, dtype=slots.dtype)]),
+            generations=np.concatenate([self.generations[slots], np.full(demos, -1)]),
+            weights=np.concatenate([batch.weights[fresh], np.ones(demos)]),
         )
 
     def update_priorities(
         self, slots: np.ndarray, generations: np.ndarray, priorities: np.ndarray
     ) -> int:
-        """Write back priorities for slots still holding the sampled window; returns how many."""
+        """Write back priorities for slots still holding the sampled window; returns how many.
+        Demonstration windows (slot -1) have no priority."""
+        online = slots >= 0
+        slots, generations = slots[online], generations[online]
+        priorities = np.asarray(priorities)[online]
         current = self.generations[slots] == generations
         if current.any():
-            self.buffer.update_priorities(slots[current], np.asarray(priorities)[current])
+            self.buffer.update_priorities(slots[current], priorities[current])
         return int(current.sum())
 
     # -- checkpoints -------------------------------------------------------------------------------

@@ -49,6 +49,9 @@ from distrl.runtime.run_log import (
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
 
+#: Where a run that collects its own warm-start demonstrations stores them.
+DEMOS_FOLDER = "demos"
+
 
 def demonstration_config(cfg: RunConfig) -> RunConfig:
     """The play config that collects ``cfg``'s warm-start demonstrations (noisy oracle).
@@ -80,17 +83,18 @@ def warm_start(
     tasks: list[Task],
     run_dir: Path,
     demonstrations: list[Trajectory] | None = None,
-) -> list[float]:
-    """Clone noisy-oracle demonstrations into ``policy`` (DigiRL/DistRL start from a weak agent).
+) -> list[Trajectory]:
+    """Clone noisy-oracle demonstrations into ``policy`` (DigiRL/DistRL start from a weak agent);
+    returns them (the replay keeps them when ``train.demo_fraction`` > 0).
 
     Uses ``demonstrations`` when given, else collects them now and stores them under
     ``run_dir/demos`` like any play run; cloning uses them in memory."""
     if demonstrations is None:
         demo_cfg = demonstration_config(cfg)
-        demo_cfg.run_root, demo_cfg.run_name = str(run_dir), "demos"
+        demo_cfg.run_root, demo_cfg.run_name = str(run_dir), DEMOS_FOLDER
         demonstrations = []
         play(demo_cfg, tasks, on_episode=demonstrations.append, command="demos")
-    return behaviour_clone(
+    behaviour_clone(
         policy,
         demonstrations,
         steps=cfg.train.bc_steps,
@@ -98,6 +102,18 @@ def warm_start(
         lr=cfg.train.bc_lr,
         seed=cfg.seed,
     )
+    return demonstrations
+
+
+def resumed_demonstrations(cfg: RunConfig, run_dir: Path) -> list[Trajectory]:
+    """The demonstrations a resumed run warm-started from, for its replay's demonstration share:
+    ``train.demos``, else those it collected into ``run_dir/demos`` (none: an empty list)."""
+    if cfg.train.demo_fraction == 0:
+        return []
+    if cfg.train.demos:
+        return load_demonstrations(Path(cfg.train.demos))
+    store_dir = run_dir / DEMOS_FOLDER / "trajectories"
+    return TrajectoryStore(store_dir).load() if store_dir.is_dir() else []
 
 
 def log_collection(
@@ -179,7 +195,11 @@ def train(
     learner = build_learner(cfg, policy)
     replay = build_replay(cfg, reads_screenshots(policy), run_dir / "trajectories")
     if resume is None and (demonstrations or cfg.train.warm_start_episodes > 0):
-        warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
+        demonstrations = warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
+    elif resume is not None:
+        demonstrations = resumed_demonstrations(cfg, run_dir)
+    if cfg.train.demo_fraction > 0 and demonstrations:
+        replay.add_demonstrations(demonstrations)
     result = TrainResult(run_dir, extra=learner.weights_figures())
     elapsed_before = 0.0
     task_sampler = TaskSampler(train_tasks, cfg.seed)

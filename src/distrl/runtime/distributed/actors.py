@@ -103,6 +103,9 @@ class ReplayActor:
             self._window.add(trajectory, sum(shaped_rewards(trajectory, self.shaping)))
         return self.service.can_accept()
 
+    def add_demonstrations(self, trajectories: list[Trajectory]) -> int:
+        return self.service.add_demonstrations(trajectories)
+
     def can_accept(self) -> bool:
         return self.service.can_accept()
 

@@ -50,7 +50,7 @@ from distrl.runtime.run_log import (
     save_checkpoint,
     write_outputs,
 )
-from distrl.runtime.serial import load_demonstrations, warm_start
+from distrl.runtime.serial import load_demonstrations, resumed_demonstrations, warm_start
 from distrl.store import TrajectoryStore
 
 #: Longest stretch of learner updates between two looks of the driver (real seconds).
@@ -157,11 +157,15 @@ def train_ray(
             policy.load_state_dict(start_weights)
         elif state is None and (demonstrations or cfg.train.warm_start_episodes > 0):
             train_tasks = load_tasks(cfg, "train")
-            warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
+            demonstrations = warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
+        elif state is not None:
+            demonstrations = resumed_demonstrations(cfg, run_dir)
         learner_state = state["learner"] if state is not None else None
         placement = Placement(cfg, run_dir, policy.state_dict(), learner_state)
         result = TrainResult(run_dir)
         elapsed_before = 0.0
+        if cfg.train.demo_fraction > 0 and demonstrations:
+            placement.get(placement.replay.add_demonstrations.remote(demonstrations))
         if state is not None:
             version = int(state["learner"]["version"])
             result.episodes = placement.get(
