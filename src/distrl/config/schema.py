@@ -431,6 +431,7 @@ class TrainConfig(ConfigSection):
         default=100, ge=0, description="Behaviour-cloning steps of the warm start."
     )
     bc_batch_size: int = Field(default=64, ge=1, description="Steps per behaviour-cloning batch.")
+    bc_lr: float = Field(default=1e-3, gt=0, description="Behaviour-cloning learning rate.")
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,
@@ -439,7 +440,6 @@ class TrainConfig(ConfigSection):
         "kept beside the replay (never evicted, never stale), so that skills the weak warm "
         "start missed (multi-step typing) keep successful examples (0: online data only).",
     )
-    bc_lr: float = Field(default=1e-3, gt=0, description="Behaviour-cloning learning rate.")
     eval_every_minutes: float = Field(default=2.0, gt=0, description="Test-split eval period.")
     eval_episodes: int = Field(default=50, ge=1, description="Episodes per evaluation.")
     checkpoint_every_minutes: float = Field(default=2.0, gt=0, description="Checkpoint period.")
