@@ -60,12 +60,12 @@ def test_loss_decreases_on_a_fixed_batch(objective: str) -> None:
 
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
     first = aride_loss(policy, windows, weights, config)
-    for _ in range(30):
+    for _ in range(60):
         loss = aride_loss(policy, windows, weights, config)
         optimizer.zero_grad()
         loss.total.backward()
         optimizer.step()
-    assert loss.value_loss < 0.5 * first.value_loss
+    assert loss.value_loss < 0.25 * first.value_loss
 
 
 def test_on_policy_ratios_are_one_and_priorities_are_per_window() -> None:
