@@ -20,13 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = [
-    "DEFAULT_MAX_CANDIDATES",
-    "MAX_NGRAM",
-    "colon_tails",
-    "extract_candidates",
-    "web_addresses",
-]
+__all__ = ["DEFAULT_MAX_CANDIDATES", "MAX_NGRAM", "colon_tails", "extract_candidates"]
 
 #: Enough for the longest PhoneSim instruction's spans; the tail (short n-grams) is cut first.
 DEFAULT_MAX_CANDIDATES = 96
@@ -105,22 +99,8 @@ def _times(text: str) -> list[str]:
     return out
 
 
-def web_addresses(text: str) -> list[tuple[int, int]]:
-    """Character spans of the web addresses in ``text`` (a sentence's closing dot excluded).
-
-    >>> text = "Take me to maps.com, then to en.wikipedia.org/wiki/Rome. Done."
-    >>> [text[a:b] for a, b in web_addresses(text)]
-    ['maps.com', 'en.wikipedia.org/wiki/Rome']
-    """
-    spans = []
-    for match in _DOMAIN_RE.finditer(text):
-        start, end = match.span(1)
-        spans.append((start, start + len(match.group(1).rstrip("."))))
-    return spans
-
-
 def _domains(text: str) -> list[str]:
-    return [text[start:end] for start, end in web_addresses(text)]
+    return [match.group(1).rstrip(".") for match in _DOMAIN_RE.finditer(text)]
 
 
 def _numbers(text: str) -> list[str]:

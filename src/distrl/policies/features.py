@@ -46,12 +46,7 @@ import torch
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation, UIElement
-from distrl.policies.candidates import (
-    DEFAULT_MAX_CANDIDATES,
-    colon_tails,
-    extract_candidates,
-    web_addresses,
-)
+from distrl.policies.candidates import DEFAULT_MAX_CANDIDATES, colon_tails, extract_candidates
 
 __all__ = [
     "ACTION_KINDS",
@@ -133,6 +128,21 @@ MAX_INSTRUCTION_WORDS = 24
 GLOBAL_FEATURES = 5
 
 _WORD_RE = re.compile(r"\w+")
+#: A web address as people write one in an instruction: "maps.com", "en.wikipedia.org/wiki/X".
+#: Held-out sites have untrained word embeddings; this shape is what generalises to them.
+_WEB_ADDRESS_RE = re.compile(
+    r"[a-z0-9][\w-]*(?:\.[\w-]+)*\.[a-z]{2,}(?:/\S*[^\s.,;:!?)])?", re.IGNORECASE
+)
+
+
+def web_addresses(text: str) -> list[tuple[int, int]]:
+    """Character spans of the web addresses in ``text``.
+
+    >>> text = "Take me to maps.com, then to en.wikipedia.org/wiki/Rome. Done."
+    >>> [text[a:b] for a, b in web_addresses(text)]
+    ['maps.com', 'en.wikipedia.org/wiki/Rome']
+    """
+    return [m.span() for m in _WEB_ADDRESS_RE.finditer(text)]
 
 
 def kind_of_action(action: Action) -> int:
@@ -418,7 +428,6 @@ class ObservationFeaturizer:
         screen_texts = {e.text for e in elements}
         last_typed = last.text if last is not None and last.action_type is ActionType.TYPE else ""
         dictated = {tail.strip() for tail in colon_tails(instruction)}
-        address_texts = {instruction[start:end] for start, end in addresses}
         candidate_features = np.zeros((len(candidates), CANDIDATE_FEATURES), dtype=np.float32)
         for i, candidate in enumerate(candidates):
             where = instruction.find(candidate)
@@ -448,7 +457,7 @@ class ObservationFeaturizer:
                 sum(w.name_like for w in inside) / max(1, len(inside)),
                 float(bool(inside) and inside[0].sentence_start),
                 float(candidate in dictated),
-                float(candidate in address_texts),
+                float(_WEB_ADDRESS_RE.fullmatch(candidate.rstrip(".")) is not None),
             )
 
         # -- instruction words ------------------------------------------------------------------
