@@ -140,23 +140,6 @@ def test_colon_tail_is_flagged_as_dictated_text() -> None:
     assert colon.sum() == 1.0
 
 
-def test_web_address_features_single_out_the_address() -> None:
-    """Held-out sites have untrained embeddings: the address's shape must say which candidate
-    to type ("booking.com", not the span around it) and that a browser is wanted."""
-    featurizer = ObservationFeaturizer()
-    item = featurizer.encode(_obs("Open the website booking.com in Chrome", ()))
-    address = item.candidate_features[:, 17]
-    assert address[item.candidates.index("booking.com")] == 1.0
-    assert address.sum() == 1.0  # "the website booking.com in Chrome" has a dot, yet is no address
-    words = ["Open", "the", "website", "booking", "com", "in", "Chrome"]
-    assert dict(zip(words, item.word_features[:, 6].tolist(), strict=True)) == {
-        w: float(w in ("booking", "com")) for w in words
-    }
-    assert item.global_features[4] == 1.0
-    plain = featurizer.encode(_obs("Set an alarm for 7.30 am", ()))
-    assert plain.global_features[4] == 0.0 and plain.candidate_features[:, 17].sum() == 0.0
-
-
 def test_collate_pads_and_masks_variable_counts() -> None:
     featurizer = ObservationFeaturizer()
     small = _obs("Open clock", (_el("Clock", (0.1, 0.1, 0.2, 0.2)),))

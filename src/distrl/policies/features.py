@@ -114,35 +114,17 @@ ELEMENT_FEATURES = 21
 #: prefix of it, on screen, last typed, has digits, has a dot, starts upper-case, position in the
 #: instruction, share of its words capitalised, all its words capitalised (a name), a whole word
 #: span of the instruction's words (not cut mid-phrase at punctuation), share of its words that
-#: are name words (capitalised mid-sentence), it starts a sentence, it is the text after a colon,
-#: it is exactly a web address ("booking.com", not "the website booking.com in Chrome").
-CANDIDATE_FEATURES = 18
+#: are name words (capitalised mid-sentence), it starts a sentence, it is the text after a colon.
+CANDIDATE_FEATURES = 17
 #: Per-instruction-word features: relative position, capitalised, has digits, inside quotes,
-#: shown on screen (in some element's text), a name word (capitalised mid-sentence), part of a
-#: web address.
-WORD_FEATURES = 7
+#: shown on screen (in some element's text), a name word (capitalised mid-sentence).
+WORD_FEATURES = 6
 #: Instruction words kept as tokens (the first ones).
 MAX_INSTRUCTION_WORDS = 24
-#: Per-observation features: steps so far, keyboard/field focused, element count, candidate count,
-#: the instruction names a web address.
-GLOBAL_FEATURES = 5
+#: Per-observation features: steps so far, keyboard/field focused, element count, candidate count.
+GLOBAL_FEATURES = 4
 
 _WORD_RE = re.compile(r"\w+")
-#: A web address as people write one in an instruction: "maps.com", "en.wikipedia.org/wiki/X".
-#: Held-out sites have untrained word embeddings; this shape is what generalises to them.
-_WEB_ADDRESS_RE = re.compile(
-    r"[a-z0-9][\w-]*(?:\.[\w-]+)*\.[a-z]{2,}(?:/\S*[^\s.,;:!?)])?", re.IGNORECASE
-)
-
-
-def web_addresses(text: str) -> list[tuple[int, int]]:
-    """Character spans of the web addresses in ``text``.
-
-    >>> text = "Take me to maps.com, then to en.wikipedia.org/wiki/Rome. Done."
-    >>> [text[a:b] for a, b in web_addresses(text)]
-    ['maps.com', 'en.wikipedia.org/wiki/Rome']
-    """
-    return [m.span() for m in _WEB_ADDRESS_RE.finditer(text)]
 
 
 def kind_of_action(action: Action) -> int:
@@ -360,7 +342,6 @@ class ObservationFeaturizer:
         instruction = observation.instruction
         candidates = self.candidates(instruction)
         previous = observation.previous_actions
-        addresses = web_addresses(instruction)
 
         # -- history and global state -------------------------------------------------------
         history = np.full(self.history, HISTORY_PAD, dtype=np.int64)
@@ -374,7 +355,6 @@ class ObservationFeaturizer:
                 float(focused is not None),
                 len(elements) / 32.0,
                 len(candidates) / 64.0,
-                float(bool(addresses)),
             ],
             dtype=np.float32,
         )
@@ -457,7 +437,6 @@ class ObservationFeaturizer:
                 sum(w.name_like for w in inside) / max(1, len(inside)),
                 float(bool(inside) and inside[0].sentence_start),
                 float(candidate in dictated),
-                float(_WEB_ADDRESS_RE.fullmatch(candidate.rstrip(".")) is not None),
             )
 
         # -- instruction words ------------------------------------------------------------------
@@ -474,7 +453,6 @@ class ObservationFeaturizer:
                 float(any(a <= parsed_word.start < b for a, b in quoted)),
                 float(word.lower() in screen_words),
                 float(parsed_word.name_like),
-                float(any(a <= parsed_word.start < b for a, b in addresses)),
             )
 
         return ObservationFeatures(
