@@ -148,3 +148,20 @@ def test_a_batch_of_one_step_gives_finite_gradients() -> None:
     loss.total.backward()
     assert torch.isfinite(loss.total)
     assert all(torch.isfinite(p.grad).all() for p in policy.parameters() if p.grad is not None)
+
+
+@pytest.mark.parametrize("objective", ["clipped_is", "ppo_clip", "truncated_is"])
+def test_demonstration_steps_only_pull_their_action_up(objective: str) -> None:
+    # A demonstration has no behaviour log-prob (NaN), so nothing would stop a negative
+    # advantage from pushing its action towards log pi = -inf: only the positive part counts.
+    from distrl.algos.aride import policy_surrogate
+
+    logp = torch.full((1, 4), -1.0, requires_grad=True)
+    behaviour = torch.tensor([[float("nan"), float("nan"), -1.0, -1.0]])
+    rho = torch.ones(1, 4)
+    advantage = torch.tensor([[-2.0, 1.5, -2.0, 1.5]])
+    valid = torch.ones(1, 4, dtype=torch.bool)
+    config = ARideConfig(policy_objective=objective, ppo_clip_eps=0.2, rho_bar=1.0)
+    policy_surrogate(logp, behaviour, rho, advantage, valid, config).sum().backward()
+    # Demonstrated: -2 -> 0, +1.5 kept; acted (pi == mu): the full advantage either way.
+    assert torch.allclose(logp.grad, torch.tensor([[0.0, 1.5, -2.0, 1.5]]))
