@@ -1,9 +1,10 @@
 """``distrl bench train``: test success against wall-clock time, A-RIDE async against DigiRL sync
 and filtered BC, on the same devices, latency model, warm start and budget.
 
-The base config is the ``quick`` preset unless ``--preset`` names another (its warm start: 100
-noisy-oracle demonstrations at noise 0.5, cloned for 150 steps), under a named :data:`SETTINGS`
-entry, under the user's flags and ``key=value`` overrides.
+The base config is the ``quick`` preset unless ``--preset`` names another (its warm start: 400
+noisy-oracle demonstrations at noise 0.3, cloned for 60 steps, which then make up a quarter of
+every batch), under a named :data:`SETTINGS` entry, under the user's flags and ``key=value``
+overrides.
 
 Per seed, the noisy-oracle demonstrations are collected and cloned once and every method starts
 from those weights, so all three start from the same weak policy (their first curve points are
@@ -201,8 +202,8 @@ def collect_demonstrations(cfg: RunConfig, bench_dir: Path) -> list[Trajectory]:
 def clone_warm_start(
     cfg: RunConfig, demonstrations: list[Trajectory], bench_dir: Path
 ) -> dict[str, torch.Tensor]:
-    """The seed's warm-started weights: the demonstrations cloned once (behaviour cloning of 150
-    steps takes minutes on a loaded 2-core machine; doing it per method tripled that)."""
+    """The seed's warm-started weights: the demonstrations cloned once (behaviour cloning takes
+    minutes on a loaded 2-core machine; doing it per method multiplied that)."""
     torch.manual_seed(cfg.seed)
     policy = build_policy(cfg)
     warm_start(policy, cfg, load_tasks(cfg, "train"), bench_dir, demonstrations)
