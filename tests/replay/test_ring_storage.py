@@ -52,6 +52,25 @@ def test_state_dict_round_trip_keeps_slots_and_the_next_write(num_added: int) ->
     assert restored.add(99) == storage.add(99)
 
 
+def test_a_removed_slot_stays_empty_until_the_ring_comes_round() -> None:
+    storage: RingStorage[str] = RingStorage(3)
+    for item in "abc":
+        storage.add(item)
+    storage.remove(1)
+    assert len(storage) == 2 and storage.slots() == [0, 2]
+    with pytest.raises(IndexError, match="slot 1 holds no item"):
+        storage[1]
+    with pytest.raises(IndexError, match="slot 1 holds no item"):
+        storage.remove(1)
+    assert storage.add("d") == (0, 0)  # the oldest is overwritten, not the hole
+    assert storage.add("e") == (1, None)  # the hole is refilled in ring order: nothing evicted
+    assert len(storage) == 3 and [storage[s] for s in storage.slots()] == ["c", "d", "e"]
+    restored: RingStorage[str] = RingStorage(3)
+    storage.remove(2)
+    restored.load_state_dict(storage.state_dict())
+    assert restored.slots() == [0, 1] and restored.add("f") == (2, None)
+
+
 def test_corrupt_or_mismatched_checkpoints_are_rejected() -> None:
     storage: RingStorage[int] = RingStorage(3)
     storage.add(7)
@@ -59,7 +78,9 @@ def test_corrupt_or_mismatched_checkpoints_are_rejected() -> None:
     with pytest.raises(ValueError, match="build the storage with capacity=3"):
         RingStorage(4).load_state_dict(state)
     with pytest.raises(ValueError, match="corrupt storage checkpoint"):
-        RingStorage(3).load_state_dict({**state, "next_slot": 2})
+        RingStorage(3).load_state_dict({**state, "next_slot": 3})
+    with pytest.raises(ValueError, match="corrupt storage checkpoint"):
+        RingStorage(3).load_state_dict({**state, "filled": [True, False]})
     with pytest.raises(ValueError, match="corrupt storage checkpoint"):
         RingStorage(3).load_state_dict({**state, "items": [1, 2]})
 

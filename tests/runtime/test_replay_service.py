@@ -3,6 +3,7 @@ and a restore that agrees with the store."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.replay import EmptyReplayError
 from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
@@ -77,8 +79,11 @@ def test_demonstrations_fill_their_share_of_every_batch_without_priorities_or_co
     assert len(replay) == 0 and replay.counters.trajectories == 0  # offline data: not collected
     replay.add(online)
     demo_ids = {t.trajectory_id for t in demonstrations}
-    # At learner version 9 every online window is stale (max_staleness 0); demos never are.
-    for version in (0, 0, 9, 9):
+    # At learner version 9 every online window is stale (max_staleness 0): the learner waits for
+    # fresh data rather than train on demonstrations alone; with fresh data the share holds again.
+    assert replay.sample(8, learner_version=9) is None
+    replay.add(_acted_by(episodes[8:10], version=9))
+    for version in (9, 9):
         batch = replay.sample(8, learner_version=version)
         assert batch is not None
         from_demos = [w.trajectory_id in demo_ids for w in batch.windows]
@@ -90,9 +95,63 @@ def test_demonstrations_fill_their_share_of_every_batch_without_priorities_or_co
             replay.update_priorities(batch.slots, batch.generations, np.ones(len(batch.windows)))
             == len(batch.windows) - 2
         )
-    assert TrajectoryStore(tmp_path / "trajectories").count() == len(online)
+    assert TrajectoryStore(tmp_path / "trajectories").count() == len(online) + 2
     with pytest.raises(ValueError, match="demo_fraction"):
         _replay(None, demo_fraction=1.0)
+
+
+def _acted_by(
+    trajectories: list[Trajectory], version: int, success: bool | None = None
+) -> list[Trajectory]:
+    """Copies of ``trajectories`` acted by ``version`` (new ids; optionally a new outcome)."""
+    return [
+        replace(
+            t,
+            trajectory_id=f"{t.trajectory_id}-v{version}",
+            steps=[replace(step, policy_version=version) for step in t.steps],
+            success=t.success if success is None else success,
+        )
+        for t in trajectories
+    ]
+
+
+@pytest.mark.parametrize(
+    ("algo", "prioritized"),
+    [("aride", True), ("aride", False), ("digirl", False), ("fbc", False)],
+    ids=["aride-dper", "aride-uniform", "digirl", "filtered-bc"],
+)
+def test_stale_windows_leave_every_sampler_and_batches_are_fresh_or_none(
+    episodes: list[Trajectory], algo: str, prioritized: bool
+) -> None:
+    cfg = RunConfig()
+    cfg.train.algo, cfg.aride.prioritized = algo, prioritized
+    replay = ReplayService(
+        build_algorithm(cfg), window=4, capacity=1000, max_staleness=5, keep_screenshots=False,
+        min_replay=1,
+    )  # fmt: skip
+    old = _acted_by(episodes[:6], version=0, success=True)  # filtered BC admits successes only
+    replay.ingest(old)
+    old_windows = len(replay)
+    assert old_windows > 0 and replay.sample(16, learner_version=5) is not None  # 5 is fresh
+    # The learner moves to version 6: every window acted by version 0 is now stale. Nothing is
+    # left to draw, so the learner waits instead of training on stale data.
+    assert replay.sample(16, learner_version=6) is None
+    assert len(replay) == 0 and replay.counters.stale_dropped == old_windows
+    fresh = _acted_by(episodes[6:12], version=4, success=True)
+    replay.ingest(fresh)
+    fresh_ids = {t.trajectory_id for t in fresh}
+    for version in (6, 7, 8, 9):
+        batch = replay.sample(16, learner_version=version)
+        assert batch is not None and len(batch.windows) == 16
+        assert {w.trajectory_id for w in batch.windows} <= fresh_ids
+        assert all(version - min(w.policy_versions) <= 5 for w in batch.windows)
+    # At version 10 the version-4 windows are stale too; the sampler itself holds none of them.
+    assert replay.sample(16, learner_version=10) is None
+    assert len(replay.buffer.storage) == 0
+    with pytest.raises(EmptyReplayError):
+        replay.buffer.sampler.sample(1, np.random.default_rng(0))
+    # A late priority for a withdrawn window changes nothing.
+    assert replay.update_priorities(batch.slots, batch.generations, np.ones(16)) == 0
 
 
 def test_backpressure_holds_inserts_to_a_ratio_of_samples(episodes: list[Trajectory]) -> None:

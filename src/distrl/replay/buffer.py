@@ -80,6 +80,13 @@ class ReplayBuffer(Generic[T]):
         self.sampler.on_insert(slot)
         return slot
 
+    def remove(self, slots: ArrayLike) -> None:
+        """Withdraw the items in ``slots`` from storage and sampler alike, so no sampler (uniform
+        included) can draw them again; the replay uses it for windows that grew too stale."""
+        for slot in np.atleast_1d(np.asarray(slots, dtype=np.int64)).tolist():
+            self.storage.remove(slot)
+            self.sampler.on_evict(slot)
+
     def sample(self, batch_size: int, rng: np.random.Generator) -> SampledBatch[T]:
         """Draw ``batch_size`` items with replacement.
 

@@ -66,6 +66,10 @@ class Storage(Protocol[T]):
         """Store ``item``; return its slot and the slot whose item was evicted (or ``None``)."""
         ...
 
+    def remove(self, slot: int) -> None:
+        """Drop the item in ``slot`` before it would be overwritten."""
+        ...
+
     def __getitem__(self, slot: int) -> T: ...
 
     def __len__(self) -> int: ...
@@ -80,16 +84,19 @@ class Storage(Protocol[T]):
 class RingStorage(Generic[T]):
     """A fixed-capacity in-memory store that overwrites its oldest item when full.
 
-    Online RL wants the freshest data: once the buffer is full a new trajectory window replaces the
-    oldest one, and the returned ``evicted`` slot lets the sampler drop that slot's priority so
-    the stale item can never be drawn again. Because items are never removed except by being
-    overwritten, the live slots are always ``0 .. len - 1``.
+    Online RL wants the freshest data: once the ring comes round, a new trajectory window replaces
+    the oldest one, and the returned ``evicted`` slot lets the sampler forget that slot so the old
+    item can never be drawn again. An item can also leave early through :meth:`remove` (the
+    replay withdraws windows that grew too stale to train on); its slot then stays empty until the
+    ring comes round to it, so the write order, and with it which item is oldest, never changes.
 
     >>> storage = RingStorage(capacity=2)
     >>> storage.add("a"), storage.add("b"), storage.add("c")
     ((0, None), (1, None), (0, 0))
     >>> storage[0], storage.slots()
     ('c', [1, 0])
+    >>> storage.remove(1); len(storage), storage.slots(), storage.add("d")
+    (1, [0], (1, None))
     """
 
     def __init__(self, capacity: int) -> None:
@@ -97,6 +104,7 @@ class RingStorage(Generic[T]):
             raise ValueError(f"RingStorage capacity must be >= 1, got {capacity}")
         self._capacity = int(capacity)
         self._items: list[Any] = [None] * self._capacity
+        self._filled = np.zeros(self._capacity, dtype=bool)
         self._next_slot = 0
         self._size = 0
 
@@ -107,33 +115,43 @@ class RingStorage(Generic[T]):
     def add(self, item: T) -> tuple[int, int | None]:
         """Store ``item`` in the oldest slot; return ``(slot, evicted_slot_or_None)``.
 
-        When the storage is full the evicted slot is the slot just written (a ring overwrites in
-        place), and the caller must treat it as a different item from then on.
+        When that slot still holds an item, the evicted slot is the slot just written (a ring
+        overwrites in place), and the caller must treat it as a different item from then on.
         """
         slot = self._next_slot
-        evicted = slot if self._size == self._capacity else None
+        evicted = slot if self._filled[slot] else None
         self._items[slot] = item
+        self._filled[slot] = True
         self._next_slot = (slot + 1) % self._capacity
-        self._size = min(self._size + 1, self._capacity)
+        if evicted is None:
+            self._size += 1
         return slot, evicted
 
-    def __getitem__(self, slot: int) -> T:
+    def remove(self, slot: int) -> None:
+        """Drop the item in ``slot`` now (and release it), ahead of the ring's overwrite."""
+        index = self._check_filled(slot)
+        self._items[index] = None
+        self._filled[index] = False
+        self._size -= 1
+
+    def _check_filled(self, slot: int) -> int:
         index = int(slot)
-        if not 0 <= index < self._size:
+        if not (0 <= index < self._capacity and self._filled[index]):
             raise IndexError(
-                f"slot {slot} holds no item: live slots are 0..{self._size - 1} "
-                f"(capacity {self._capacity})"
+                f"slot {slot} holds no item ({self._size} items in capacity {self._capacity})"
             )
-        return self._items[index]
+        return index
+
+    def __getitem__(self, slot: int) -> T:
+        return self._items[self._check_filled(slot)]
 
     def __len__(self) -> int:
         return self._size
 
     def slots(self) -> list[int]:
         """The live slots, oldest item first (the order they will be overwritten in)."""
-        if self._size < self._capacity:
-            return list(range(self._size))
-        return [(self._next_slot + offset) % self._capacity for offset in range(self._capacity)]
+        ring_order = np.roll(np.arange(self._capacity), -self._next_slot)
+        return ring_order[self._filled[ring_order]].tolist()
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume, items included.
@@ -145,8 +163,8 @@ class RingStorage(Generic[T]):
         return {
             "capacity": self._capacity,
             "next_slot": self._next_slot,
-            "size": self._size,
-            "items": list(self._items[: self._size]),
+            "filled": self._filled.copy(),
+            "items": list(self._items),
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -158,14 +176,17 @@ class RingStorage(Generic[T]):
                 f"capacity {self._capacity}; build the storage with capacity={state['capacity']}"
             )
         items = list(state["items"])
-        size, next_slot = int(state["size"]), int(state["next_slot"])
-        consistent = len(items) == size <= self._capacity and 0 <= next_slot < self._capacity
-        # Until the ring is full, the next slot to write is the first empty one.
-        if not consistent or (size < self._capacity and next_slot != size):
+        filled = np.asarray(state["filled"], dtype=bool)
+        next_slot = int(state["next_slot"])
+        consistent = (
+            len(items) == filled.shape[0] == self._capacity and 0 <= next_slot < self._capacity
+        )
+        if not consistent:
             raise ValueError(
-                f"corrupt storage checkpoint: {len(items)} items for size {size}, "
-                f"next_slot {next_slot} with capacity {self._capacity}"
+                f"corrupt storage checkpoint: {len(items)} items, {filled.shape[0]} slot flags and "
+                f"next_slot {next_slot} for capacity {self._capacity}"
             )
-        self._items = items + [None] * (self._capacity - size)
-        self._size = size
+        self._items = [item if full else None for item, full in zip(items, filled, strict=True)]
+        self._filled = filled.copy()
+        self._size = int(filled.sum())
         self._next_slot = next_slot

@@ -17,7 +17,10 @@ one learner interleave. Two consequences are handled here rather than by callers
   generation are ignored.
 
 Staleness (learner version minus the oldest version that acted in a window) is bounded by
-``max_staleness``: too-old windows are dropped on arrival and when drawn, and counted.
+``max_staleness`` under every algorithm and sampler: a window too old on arrival is dropped, and
+each window that grows too old as the learner moves on is withdrawn from the buffer (storage and
+sampler alike, uniform included) before the next batch is drawn, so a batch holds only fresh
+windows, or the learner waits for fresh data. Both are counted in ``stale_dropped``.
 
 Demonstrations (the warm start's noisy-oracle episodes) can be kept beside the buffer with
 :meth:`add_demonstrations`: with ``demo_fraction`` > 0 that share of every batch is drawn from
@@ -39,6 +42,9 @@ from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import ReplayBuffer, RingStorage
 from distrl.store import TrajectoryStore
+
+#: ``oldest_versions`` of an empty slot: larger than any version, so never judged stale.
+_NO_WINDOW = np.iinfo(np.int64).max
 
 
 @dataclass
@@ -103,6 +109,9 @@ class ReplayService:
         sampler = algorithm.make_sampler(capacity)
         self.buffer: ReplayBuffer[StepWindow] = ReplayBuffer(RingStorage(capacity), sampler)
         self.generations = np.zeros(capacity, dtype=np.int64)
+        #: Per slot, the oldest policy version that acted in its window (``_NO_WINDOW`` if empty):
+        #: what the staleness sweep compares against the learner's version.
+        self.oldest_versions = np.full(capacity, _NO_WINDOW, dtype=np.int64)
         self.rng = np.random.default_rng(seed)
         self.counters = ReplayCounters()
         #: The newest learner version seen (from ``sample`` calls); arrivals are judged by it.
@@ -169,6 +178,7 @@ class ReplayService:
                     continue
                 slot = self.buffer.add(window)
                 self.generations[slot] += 1
+                self.oldest_versions[slot] = min(window.policy_versions)
                 added += 1
         self.counters.windows_added += added
         return added
@@ -210,12 +220,25 @@ class ReplayService:
     def staleness(window: StepWindow, learner_version: int) -> int:
         return learner_version - min(window.policy_versions)
 
+    def withdraw_stale(self) -> int:
+        """Remove every window now too stale for the newest learner version from the buffer
+        (whatever its sampler, so it can never be drawn again); returns how many."""
+        oldest_allowed = self.learner_version - self.max_staleness
+        stale = np.flatnonzero(self.oldest_versions < oldest_allowed)
+        if stale.size:
+            self.buffer.remove(stale)
+            self.oldest_versions[stale] = _NO_WINDOW
+            self.generations[stale] += 1  # a late priority for a withdrawn window is ignored
+            self.counters.stale_dropped += int(stale.size)
+        return int(stale.size)
+
     def sample(self, batch_size: int, learner_version: int) -> ReplayBatch | None:
-        """A batch for a learner at ``learner_version``, stale windows removed (their priority
-        goes to zero: never drawn again); None until the replay holds ``min_replay`` windows, and
-        while the learner is ahead of the data (:meth:`learner_ahead`)."""
+        """A batch of fresh windows for a learner at ``learner_version`` (stale ones are
+        withdrawn first); None until the replay holds ``min_replay`` fresh windows, and while the
+        learner is ahead of the data (:meth:`learner_ahead`): the learner then waits."""
         self.learner_version = max(self.learner_version, learner_version)
         self._flush_if_due()
+        self.withdraw_stale()
         if len(self.buffer) < self.min_replay:
             return None
         if self.learner_ahead():
@@ -226,22 +249,14 @@ class ReplayService:
             min(round(batch_size * self.demo_fraction), batch_size - 1) if self.demo_windows else 0
         )
         batch = self.buffer.sample(batch_size - demos, self.rng)
-        is_fresh = np.array(
-            [self.staleness(w, learner_version) <= self.max_staleness for w in batch.items]
-        )
-        stale_slots = batch.slots[~is_fresh]
-        if stale_slots.size:
-            self.counters.stale_dropped += int(stale_slots.size)
-            self.buffer.update_priorities(stale_slots, np.zeros(stale_slots.size))
-        fresh = np.flatnonzero(is_fresh)
-        self.counters.windows_sampled += len(fresh)
-        slots = batch.slots[fresh]
+        self.counters.windows_sampled += len(batch)
+        slots = batch.slots
         picked = self.rng.integers(len(self.demo_windows), size=demos)
         return ReplayBatch(
-            windows=[batch.items[i] for i in fresh] + [self.demo_windows[i] for i in picked],
+            windows=batch.items + [self.demo_windows[i] for i in picked],
             slots=np.concatenate([slots, np.full(demos, -1, dtype=slots.dtype)]),
             generations=np.concatenate([self.generations[slots], np.full(demos, -1)]),
-            weights=np.concatenate([batch.weights[fresh], np.ones(demos)]),
+            weights=np.concatenate([batch.weights, np.ones(demos)]),
         )
 
     def update_priorities(
