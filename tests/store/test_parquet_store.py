@@ -257,27 +257,46 @@ def test_duplicate_ids_are_rejected(tmp_path: Path) -> None:
 # -- shards ----------------------------------------------------------------------------------------
 
 
-def test_each_append_writes_one_new_shard(tmp_path: Path) -> None:
+def test_appends_fill_the_open_shard_then_rotate(tmp_path: Path) -> None:
     rng = np.random.default_rng(RNG_SEED)
-    store = TrajectoryStore(tmp_path / "nested" / "store")
+    store = TrajectoryStore(tmp_path / "nested" / "store", shard_max_trajectories=3)
     assert store.count() == 0 and store.load() == [] and store.trajectory_ids() == []
 
     assert store.append([small_trajectory(rng, "a"), small_trajectory(rng, "b")]) == 2
-    assert store.append([small_trajectory(rng, "c")]) == 1
-    assert store.append([make_trajectory(rng, "d")]) == 7
+    assert store.append([small_trajectory(rng, "c")]) == 1  # fills shard 0 to its 3
+    assert store.append([make_trajectory(rng, "d")]) == 7  # shard 0 is full: a new one
     assert store.append([]) == 0  # nothing to write: no empty shard
 
     names = sorted(p.name for p in (tmp_path / "nested" / "store").iterdir())
-    assert names == ["shard-000000.parquet", "shard-000001.parquet", "shard-000002.parquet"]
+    assert names == ["shard-000000.parquet", "shard-000001.parquet"]
     assert store.shard_paths() == [store.root / name for name in names]
     assert store.count() == 4
     assert store.trajectory_ids() == ["a", "b", "c", "d"]
-    # A second handle on the same folder sees the same data and continues the numbering.
-    other = TrajectoryStore(store.root)
+    # A second handle on the same folder sees the same data and appends to the open shard ...
+    other = TrajectoryStore(store.root, shard_max_trajectories=3)
     assert other.trajectory_ids() == ["a", "b", "c", "d"]
     other.append([small_trajectory(rng, "e")])
-    assert store.shard_paths()[-1].name == "shard-000003.parquet"
-    assert store.count() == 5
+    # ... which the first handle then reads afresh rather than from what it wrote itself.
+    store.append([small_trajectory(rng, "f"), small_trajectory(rng, "g")])
+    assert [p.name for p in store.shard_paths()] == names
+    assert store.count() == 7 and store.trajectory_ids() == list("abcdefg")
+    assert [t.trajectory_id for t in TrajectoryStore(store.root).load()] == list("abcdefg")
+    # An append is never split: shard 1 took "f" and "g" together, past its limit of 3.
+    assert [pq.read_metadata(p).num_rows for p in store.shard_paths()] == [3, 7 + 3]
+
+
+def test_a_shard_past_its_byte_limit_is_closed(tmp_path: Path) -> None:
+    rng = np.random.default_rng(RNG_SEED)
+    store = TrajectoryStore(tmp_path, shard_max_bytes=1)  # every shard is over the limit at once
+    for name in "abc":
+        store.append([small_trajectory(rng, name)])
+    assert [p.name for p in store.shard_paths()] == [f"shard-00000{i}.parquet" for i in range(3)]
+    # A store written one shard per append (as before rotation) loads, and appends rotate on.
+    relaxed = TrajectoryStore(tmp_path)
+    relaxed.append([small_trajectory(rng, "d")])
+    assert len(relaxed.shard_paths()) == 3 and relaxed.trajectory_ids() == list("abcd")
+    with pytest.raises(ValueError, match="must be >= 1"):
+        TrajectoryStore(tmp_path, shard_max_trajectories=0)
 
 
 def test_load_limit_and_iteration_keep_append_order(tmp_path: Path) -> None:
@@ -315,7 +334,7 @@ def test_failed_write_leaves_no_shard_and_no_temp_file(
 
 def test_leftover_temp_files_are_ignored(tmp_path: Path) -> None:
     rng = np.random.default_rng(RNG_SEED)
-    store = TrajectoryStore(tmp_path)
+    store = TrajectoryStore(tmp_path, shard_max_trajectories=1)
     store.append([small_trajectory(rng, "a")])
     # What a crash between "write temp" and "rename" leaves behind, plus unrelated files.
     (tmp_path / ".shard-000001.parquet.tmp-0123abcd").write_bytes(b"PAR1 truncated")
@@ -332,7 +351,7 @@ def test_leftover_temp_files_are_ignored(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_corrupt_shard_raises_a_clear_error(tmp_path: Path, damage: str) -> None:
     rng = np.random.default_rng(RNG_SEED)
-    store = TrajectoryStore(tmp_path)
+    store = TrajectoryStore(tmp_path, shard_max_trajectories=1)
     store.append([small_trajectory(rng, "a")])
     store.append([small_trajectory(rng, "b")])
     shard = tmp_path / "shard-000001.parquet"

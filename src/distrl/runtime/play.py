@@ -7,6 +7,7 @@ store before they are counted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,22 +104,73 @@ def _play_episodes(
 ) -> PlayResult:
     store = TrajectoryStore(run_dir / "trajectories", save_screens=cfg.play.save_screens)
     result = PlayResult(run_dir, 0, 0)
-    for episode in range(cfg.play.episodes):
-        task = tasks[int(order[episode % len(tasks)])]
-        try:
-            trajectory = run_episode(env, agent, task, device_id=_device_id(env))
-        except DeviceFault:
-            # The next reset restarts the device; the partial episode is dropped and counted.
-            result.dropped += 1
-            continue
-        store.append([trajectory])
-        result.episodes += 1
-        result.successes += int(trajectory.success)
-        result.steps.append(len(trajectory))
-        result.per_template.setdefault(task_family(task), []).append(trajectory.success)
-        if on_episode is not None:
-            on_episode(trajectory)
+    def count(trajectory: Trajectory) -> None:
+        _count_episode(result, trajectory, on_episode)
+
+    with _BatchedAppends(store, on_stored=count) as appends:
+        for episode in range(cfg.play.episodes):
+            task = tasks[int(order[episode % len(tasks)])]
+            try:
+                trajectory = run_episode(env, agent, task, device_id=_device_id(env))
+            except DeviceFault:
+                # The next reset restarts the device; the partial episode is dropped and counted.
+                result.dropped += 1
+                continue
+            appends.add(trajectory)
     return result
+
+
+class _BatchedAppends:
+    """Episodes go to the store in batches (every ``max_episodes`` or ``max_seconds``, and on
+    the way out, an error included), and count (``on_stored``) once stored: the open shard is
+    rewritten whole on each append, so one append per episode would write a 256-episode shard
+    256 times over."""
+
+    def __init__(
+        self,
+        store: TrajectoryStore,
+        on_stored: Callable[[Trajectory], None],
+        max_episodes: int = 16,
+        max_seconds: float = 10.0,
+    ):
+        self.store, self.on_stored = store, on_stored
+        self.max_episodes, self.max_seconds = max_episodes, max_seconds
+        self.pending: list[Trajectory] = []
+        self.since = time.monotonic()
+
+    def add(self, trajectory: Trajectory) -> None:
+        if not self.pending:
+            self.since = time.monotonic()
+        self.pending.append(trajectory)
+        due = time.monotonic() - self.since >= self.max_seconds
+        if due or len(self.pending) >= self.max_episodes:
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        self.store.append(pending)
+        for trajectory in pending:
+            self.on_stored(trajectory)
+
+    def __enter__(self) -> _BatchedAppends:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.flush()
+
+
+def _count_episode(
+    result: PlayResult,
+    trajectory: Trajectory,
+    on_episode: Callable[[Trajectory], None] | None,
+) -> None:
+    """Add a played episode to ``result`` and hand it to ``on_episode``."""
+    result.episodes += 1
+    result.successes += int(trajectory.success)
+    result.steps.append(len(trajectory))
+    result.per_template.setdefault(task_family(trajectory.task), []).append(trajectory.success)
+    if on_episode is not None:
+        on_episode(trajectory)
 
 
 def _device_id(env: DeviceEnv) -> str:

@@ -8,9 +8,18 @@ dataframe tools, not our classes. So the store writes plain, flat Parquet with a
 Layout::
 
     root/
-      shard-000000.parquet      one file per append() call, never rewritten
-      shard-000001.parquet
-      .shard-000002.parquet.tmp-<hex>   a write in progress (or left by a crash): never read
+      shard-000000.parquet      closed: full, never rewritten
+      shard-000001.parquet      open: each append() rewrites it whole with the new rows added
+      .shard-000001.parquet.tmp-<hex>   a write in progress (or left by a crash): never read
+
+Shards rotate: an append goes into the newest shard until that shard holds
+``shard_max_trajectories`` trajectories or ``shard_max_bytes`` on disk, then a new shard starts
+(an append is never split, so a shard may pass a limit by one append).
+A long run therefore makes a few files of hundreds of episodes, not one small file per flush
+(thousands of them, which file systems, ``ls`` and dataframe readers all handle badly). The open
+shard is rewritten through a temp file and an atomic rename, so a reader, or a restart after a
+crash, sees the shard either before or after an append, never half of one. Stores written with
+one shard per append (before rotation) load as they are.
 
 Rows. Every row carries the trajectory's columns (ids, task, success, times, metadata; repeated,
 which dictionary encoding makes nearly free) plus one observation, in ``row_kind``:
@@ -38,9 +47,9 @@ such screenshots load as black ``HxWx3`` arrays of the original shape, so downst
 expects an image keeps working (check ``TrajectoryStore.to_table()["screenshot_png"]`` when it
 matters).
 
-One writer per folder: ``append`` picks the next free shard number and ``os.replace``-s onto it,
-so two processes appending to the same root at once could pick the same number. Readers may run
-alongside the writer; they only ever see complete shards.
+One writer per folder: ``append`` rewrites the newest shard or picks the next free number and
+``os.replace``-s onto it, so two processes appending to the same root at once could lose rows.
+Readers may run alongside the writer; they only ever see complete shards.
 """
 
 from __future__ import annotations
@@ -83,6 +92,9 @@ ROW_EMPTY = "empty"
 _FORMAT_KEY = b"distrl.store_format"
 _NUM_TRAJECTORIES_KEY = b"distrl.num_trajectories"
 _SHARD_RE = re.compile(r"^shard-(\d{6,})\.parquet$")
+#: Rotation limits (see the module docstring): under a MB of rows per shard without screens.
+DEFAULT_SHARD_MAX_TRAJECTORIES = 256
+DEFAULT_SHARD_MAX_BYTES = 64 * 2**20
 
 TRAJECTORY_SCHEMA = pa.schema(
     [
@@ -443,31 +455,48 @@ class TrajectoryStore:
     episodes into one.
     """
 
-    def __init__(self, root: Path | str, *, save_screens: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        save_screens: bool = True,
+        shard_max_trajectories: int = DEFAULT_SHARD_MAX_TRAJECTORIES,
+        shard_max_bytes: int = DEFAULT_SHARD_MAX_BYTES,
+    ) -> None:
         """Open (creating if needed) the store at ``root``.
 
         ``save_screens=False`` stores screenshots as null (shape only) to save disk; useful for
-        long runs where only rewards, actions and element lists matter.
+        long runs where only rewards, actions and element lists matter. A shard takes appends
+        until it holds ``shard_max_trajectories`` trajectories or ``shard_max_bytes`` bytes.
         """
+        if shard_max_trajectories < 1 or shard_max_bytes < 1:
+            raise ValueError(
+                "shard_max_trajectories and shard_max_bytes must be >= 1, got "
+                f"{shard_max_trajectories} and {shard_max_bytes}"
+            )
         self.root = Path(root)
         self.save_screens = save_screens
+        self.shard_max_trajectories = shard_max_trajectories
+        self.shard_max_bytes = shard_max_bytes
         if self.root.exists() and not self.root.is_dir():
             raise StoreError(f"store root {self.root} exists and is not a folder")
         self.root.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
-        # Shards are immutable once written, so their ids are cached by (name, size, mtime).
+        # A shard changes only by an atomic rewrite, so its ids are cached by (name, size, mtime).
         self._ids_cache: dict[str, tuple[tuple[int, int], list[str]]] = {}
+        # The open shard's rows as last written by this handle, so an append need not read them.
+        self._open_cache: tuple[str, tuple[int, int], pa.Table] | None = None
 
     def __repr__(self) -> str:
         return f"TrajectoryStore({str(self.root)!r}, save_screens={self.save_screens})"
 
     # -- writing ---------------------------------------------------------------------------------
     def append(self, trajectories: Sequence[Trajectory]) -> int:
-        """Write ``trajectories`` as one new shard; return the number of rows written.
+        """Add ``trajectories`` to the open shard (or a new one); return the rows written.
 
         The shard is written to a hidden temp file in the same folder, flushed to disk and then
-        renamed into place, so a reader (or a restart after a crash) sees either the whole shard
-        or nothing. An empty sequence writes nothing and returns 0.
+        renamed into place, so a reader (or a restart after a crash) sees either the whole append
+        or nothing of it. An empty sequence writes nothing and returns 0.
         """
         if not trajectories:
             return 0
@@ -484,23 +513,48 @@ class TrajectoryStore:
                     )
                 batch_ids.add(trajectory_id)
                 rows.extend(_trajectory_rows(trajectory, trajectory_id, self.save_screens))
-            schema = TRAJECTORY_SCHEMA.with_metadata(
-                {
-                    **TRAJECTORY_SCHEMA.metadata,
-                    _NUM_TRAJECTORIES_KEY: str(len(trajectories)).encode(),
-                }
-            )
             try:
-                table = pa.Table.from_pylist(rows, schema=schema)
+                table = pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA)
             except (pa.ArrowException, UnicodeError, TypeError, ValueError) as exc:
                 raise StoreError(f"cannot convert trajectories to the store schema: {exc}") from exc
-            self._write_shard(table)
+            shards = self._shards()
+            open_shard = self._open_shard(shards)
+            if open_shard is None:
+                index = _shard_index(shards[-1]) + 1 if shards else 0
+                target, previous_ids = self.root / f"shard-{index:06d}.parquet", []
+                combined = table
+            else:
+                target, previous_ids = open_shard, self._shard_ids(open_shard)
+                combined = pa.concat_tables([self._open_table(open_shard), table])
+            ids = previous_ids + list(_batch_ids_in_order(rows))
+            schema = TRAJECTORY_SCHEMA.with_metadata(
+                {**TRAJECTORY_SCHEMA.metadata, _NUM_TRAJECTORIES_KEY: str(len(ids)).encode()}
+            )
+            self._write_shard(combined.replace_schema_metadata(schema.metadata), target)
+            key = _stat_key(target)
+            self._ids_cache[target.name] = (key, ids)
+            self._open_cache = (target.name, key, combined)
             return table.num_rows
 
-    def _write_shard(self, table: pa.Table) -> Path:
-        shards = self._shards()
-        index = _shard_index(shards[-1]) + 1 if shards else 0
-        final = self.root / f"shard-{index:06d}.parquet"
+    def _open_shard(self, shards: list[Path]) -> Path | None:
+        """The newest shard if it still takes appends (below both rotation limits), else None."""
+        if not shards:
+            return None
+        newest = shards[-1]
+        if newest.stat().st_size >= self.shard_max_bytes:
+            return None
+        if len(self._shard_ids(newest)) >= self.shard_max_trajectories:
+            return None
+        return newest
+
+    def _open_table(self, shard: Path) -> pa.Table:
+        """The open shard's rows: from this handle's last write when the file is unchanged."""
+        cached = self._open_cache
+        if cached is not None and cached[0] == shard.name and cached[1] == _stat_key(shard):
+            return cached[2]
+        return _read_shard(shard).replace_schema_metadata(TRAJECTORY_SCHEMA.metadata)
+
+    def _write_shard(self, table: pa.Table, final: Path) -> None:
         temp = self.root / f".{final.name}.tmp-{uuid.uuid4().hex}"
         try:
             with open(temp, "wb") as handle:
@@ -512,7 +566,6 @@ class TrajectoryStore:
             temp.unlink(missing_ok=True)
             raise
         _fsync_folder(self.root)
-        return final
 
     # -- reading ---------------------------------------------------------------------------------
     def shard_paths(self) -> list[Path]:
@@ -572,8 +625,7 @@ class TrajectoryStore:
         return sorted(shards, key=_shard_index)
 
     def _shard_ids(self, shard: Path) -> list[str]:
-        stat = shard.stat()
-        key = (stat.st_size, stat.st_mtime_ns)
+        key = _stat_key(shard)
         cached = self._ids_cache.get(shard.name)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -581,6 +633,17 @@ class TrajectoryStore:
         ids = list(dict.fromkeys(column.to_pylist()))
         self._ids_cache[shard.name] = (key, ids)
         return ids
+
+
+def _batch_ids_in_order(rows: list[dict[str, Any]]) -> Iterator[str]:
+    """The trajectory ids of ``rows`` (several rows per trajectory), each once, in order."""
+    return iter(dict.fromkeys(row["trajectory_id"] for row in rows))
+
+
+def _stat_key(path: Path) -> tuple[int, int]:
+    """What changes when a shard is rewritten: its size and modification time."""
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _shard_index(path: Path) -> int:
