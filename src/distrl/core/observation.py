@@ -36,8 +36,10 @@ class UIElement:
         return x0 <= x < x1 and y0 <= y < y1
 
 
-_NO_SCREENSHOT = np.zeros((1, 1, 3), dtype=np.uint8)
-_NO_SCREENSHOT.setflags(write=False)
+#: The 1x1 black screenshot of an observation taken without one (a device asked for none, or a
+#: learner dropped it): one shared read-only array, so it costs nothing per step.
+NO_SCREENSHOT = np.zeros((1, 1, 3), dtype=np.uint8)
+NO_SCREENSHOT.setflags(write=False)
 
 
 @dataclass(frozen=True)
@@ -54,4 +56,4 @@ class Observation:
         """This observation with a 1x1 black screenshot: what a learner keeps for a policy that
         reads only the element list (a 360x720 screenshot is 0.78 MB; a replay of 20,000
         windows of them would not fit in memory)."""
-        return replace(self, screenshot=_NO_SCREENSHOT)
+        return replace(self, screenshot=NO_SCREENSHOT)

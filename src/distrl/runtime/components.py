@@ -28,12 +28,14 @@ def reads_screenshots(policy: Policy) -> bool:
 
 def capture_config(cfg: RunConfig, policy: Policy) -> RunConfig:
     """``cfg`` with devices told to skip screenshots nobody reads: when ``policy`` reads only the
-    element list, training drops screenshots before the replay and the store anyway, and a
-    browser's screenshot is most of a MiniWoB++ step (about 3x the step time)."""
-    if reads_screenshots(policy) or not cfg.env.miniwob.screenshots:
+    element list, training drops screenshots before the replay and the store anyway; a
+    browser's screenshot is most of a MiniWoB++ step (about 3x the step time), and PhoneSim's
+    are 0.78 MB each, which a run's in-flight episodes and demonstrations held by the gigabyte."""
+    if reads_screenshots(policy):
         return cfg
     lean = cfg.model_copy(deep=True)
     lean.env.miniwob.screenshots = False
+    lean.env.phonesim.screenshots = False
     return lean
 
 

@@ -90,7 +90,7 @@ def warm_start(
     Uses ``demonstrations`` when given, else collects them now and stores them under
     ``run_dir/demos`` like any play run; cloning uses them in memory."""
     if demonstrations is None:
-        demo_cfg = demonstration_config(cfg)
+        demo_cfg = capture_config(demonstration_config(cfg), policy)
         demo_cfg.run_root, demo_cfg.run_name = str(run_dir), DEMOS_FOLDER
         demonstrations = []
         play(demo_cfg, tasks, on_episode=demonstrations.append, command="demos")

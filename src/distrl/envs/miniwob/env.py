@@ -42,7 +42,7 @@ from urllib3.exceptions import ReadTimeoutError
 
 from distrl.config.schema import MiniWoBConfig
 from distrl.core.action import Action
-from distrl.core.observation import Observation, UIElement
+from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.core.task import Task
 from distrl.envs.miniwob.actions import ACTION_SPACE, to_miniwob
 from distrl.envs.miniwob.browser import (
@@ -63,8 +63,6 @@ __all__ = ["MiniWoBEnv", "MiniWoBSetupError", "MiniWoBTaskError"]
 #: What a dead or unreachable browser raises through Selenium (a killed chromedriver surfaces as
 #: urllib3 / socket errors rather than WebDriver errors).
 _BROWSER_ERRORS = (WebDriverException, Urllib3Error, ConnectionError, OSError)
-_NO_SCREENSHOT = np.zeros((1, 1, 3), dtype=np.uint8)
-_NO_SCREENSHOT.setflags(write=False)
 
 
 class MiniWoBTaskError(InputError):
@@ -218,7 +216,7 @@ class MiniWoBEnv:
         self.state = browser.snapshot()
         self.elements = page_elements(self.state.root, browser.task_width, browser.task_height)
         return Observation(
-            screenshot=browser.screenshot() if self.screenshots else _NO_SCREENSHOT,
+            screenshot=browser.screenshot() if self.screenshots else NO_SCREENSHOT,
             instruction=self.state.utterance,
             elements=self.elements,
             previous_actions=tuple(self.actions),

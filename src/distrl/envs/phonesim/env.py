@@ -16,7 +16,7 @@ import numpy as np
 
 from distrl.config.schema import PhoneSimConfig
 from distrl.core.action import Action, ActionType
-from distrl.core.observation import Observation
+from distrl.core.observation import NO_SCREENSHOT, Observation
 from distrl.core.task import Task
 from distrl.envs.phonesim.apps import build_apps
 from distrl.envs.phonesim.expert import Expert
@@ -129,7 +129,13 @@ class PhoneSimEnv:
 
     def observe(self) -> Observation:
         assert self.phone is not None and self.task is not None
-        screenshot = self.renderer.render(self.phone.screen(), self.phone.theme())
+        # The theme is drawn from the phone's RNG the first time an app is shown: draw it with or
+        # without a screenshot, so both see the same dynamics, step for step.
+        theme = self.phone.theme()
+        if self.config.screenshots:
+            screenshot = self.renderer.render(self.phone.screen(), theme)
+        else:
+            screenshot = NO_SCREENSHOT
         return Observation(
             screenshot=screenshot,
             instruction=self.task.instruction,
