@@ -10,13 +10,16 @@ One update on a batch of replayed :class:`StepWindow` s (DESIGN.md section 7):
 3. Retrace(lambda) critic targets v_t, TD errors delta_t and advantages
    A_t = r_t + gamma v_{t+1} - V(s_t) (:func:`distrl.algos.returns.retrace_targets`).
 4. Loss = critic regression (V - v)^2 + policy term - beta * H(pi(.|s_t)) (entropy bonus),
-   each step weighted by its window's prioritized-replay importance weight. The policy term is
-   PPO's clipped surrogate on the same ratio, -min(rho A, clip(rho, 1 - eps, 1 + eps) A)
-   (``policy_objective=ppo_clip``, the default), or the truncated-IS gradient
-   -min(rho_bar, rho) A log pi (``truncated_is``); A is clamped to +-``advantage_clip``.
+   each step weighted by its window's prioritized-replay importance weight. A is standardised
+   over the batch and clamped to +-``advantage_clip``. The policy term is one of three
+   (``policy_objective``): ``clipped_is``, the default, is the truncated-IS gradient
+   -min(rho_bar, rho) A log pi whose negative-advantage steps stop once rho < 1 - eps (a floor
+   for pushing an action down); ``truncated_is`` is the same without that floor; ``ppo_clip`` is
+   PPO's clipped surrogate on the same ratio, -min(rho A, clip(rho, 1 - eps, 1 + eps) A).
    DESIGN.md allows either clip. We measured the difference: on a fixed replay of warm-start
    data, truncated IS drove the policy away from the data (mean rho 2.6) until it solved
-   nothing, while the clipped surrogate stayed stable and improved.
+   nothing, while the clipped surrogate stayed stable and improved. ``clipped_is`` keeps the
+   truncated-IS weights for pushing up (bounded by pi <= 1) and adds the floor for pushing down.
 5. Fresh DPER priorities p = w1 mean|delta| + w2 mean(rho) + w3 mean(H) for the sampled windows.
 
 Steps whose action the policy cannot represent (a tap on nothing, an invalid action) still train

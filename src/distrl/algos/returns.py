@@ -147,8 +147,9 @@ def n_step_returns(
         G_t = r_t + gamma * G_{t+1} * (1 - done_t),  G after the last valid step = V(s_T)
 
     The on-policy reference for :func:`retrace_targets` (which reduces to it when rho = 1,
-    c_bar >= 1, rho_bar >= 1 and lam = 1) and the critic target of baselines that do not correct
-    for staleness. Same layout rules as :func:`retrace_targets`; 0 on padding.
+    c_bar >= 1, rho_bar >= 1 and lam = 1); tests check Retrace against it. No algorithm trains on
+    it: DigiRL's critics regress on Monte-Carlo success (:mod:`distrl.algos.digirl`) and
+    filtered BC has no critic. Same layout rules as :func:`retrace_targets`; 0 on padding.
 
     >>> import torch
     >>> n_step_returns(torch.tensor([[1.0, 0.0, 5.0]]), torch.tensor([2.0]),

@@ -118,7 +118,7 @@ class LatencyConfig(ConfigSection):
         description="Real seconds slept per modelled second (0.01 compresses 100x; 0 = no sleep).",
     )
     step_seconds: float = Field(
-        default=7.0, gt=0.0, description="Median modelled seconds per step (settle + judge)."
+        default=7.0, gt=0.0, description="Mean modelled seconds per step (settle + judge)."
     )
     step_sigma: float = Field(
         default=0.35, ge=0.0, description="Lognormal sigma of step time (0 = constant)."
@@ -127,7 +127,7 @@ class LatencyConfig(ConfigSection):
         default=4.0, ge=0.0, description="Extra modelled seconds before a TYPE action."
     )
     reset_seconds: float = Field(
-        default=45.0, gt=0.0, description="Median modelled seconds per reset (snapshot boot)."
+        default=45.0, gt=0.0, description="Mean modelled seconds per reset (snapshot boot)."
     )
     reset_sigma: float = Field(
         default=0.5, ge=0.0, description="Lognormal sigma of reset time (0 = constant)."
@@ -404,7 +404,9 @@ class TrainConfig(ConfigSection):
     replay_capacity: int = Field(default=20000, ge=1, description="Windows the replay holds.")
     min_replay: int = Field(default=64, ge=1, description="Windows needed before updating.")
     max_staleness: int = Field(
-        default=50, ge=0, description="Drop windows acted by weights this many versions old."
+        default=50,
+        ge=0,
+        description="Drop windows acted by weights more than this many versions old.",
     )
     freeze_behaviour: bool = Field(
         default=False,

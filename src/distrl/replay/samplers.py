@@ -291,7 +291,7 @@ class PrioritizedSampler:
         Slots that no longer hold an item are skipped: with asynchronous collectors an item can be
         evicted between the learner sampling it and writing its priority back, and resurrecting
         the empty slot would make it drawable again. (A slot that was evicted *and refilled* in
-        that window gets the stale priority; it is corrected the next time it is sampled.) When a
+        between gets the stale priority; it is corrected the next time it is sampled.) When a
         slot appears twice, the last priority wins.
         """
         slots, priorities = _check_priorities(slots, priorities, self.capacity)
