@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from distrl.config.loader import ConfigError
 from distrl.errors import InputError
+from distrl.runtime.allocator import return_freed_memory
 
 EXIT_USAGE = 2
 
@@ -340,6 +341,7 @@ _HANDLERS: dict[str, tuple[str, str]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return_freed_memory()  # before anything large is allocated, and before Ray starts workers
     parser = build_parser()
     args = parser.parse_args(argv)
     _retarget_flags(args)

@@ -19,6 +19,7 @@ import ray
 
 from distrl.config.schema import RunConfig
 from distrl.errors import InputError
+from distrl.runtime.allocator import ALLOCATOR_ENV, return_freed_memory
 
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
@@ -54,6 +55,7 @@ def ray_session(cfg: RunConfig) -> Iterator[None]:
         return
     if cfg.ray.address is None:
         _stay_on_loopback()
+        return_freed_memory()  # exported before the local raylet starts: its workers inherit it
         ray.init(
             num_cpus=cfg.ray.num_cpus or os.cpu_count() or 1,
             resources={cfg.ray.device_resource: float(cfg.train.devices)},
@@ -64,7 +66,12 @@ def ray_session(cfg: RunConfig) -> Iterator[None]:
         )
     else:
         try:
-            ray.init(address=cfg.ray.address, logging_level="WARNING")
+            # A joined cluster's workers did not inherit this process's environment.
+            ray.init(
+                address=cfg.ray.address,
+                logging_level="WARNING",
+                runtime_env={"env_vars": dict(ALLOCATOR_ENV)},
+            )
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise InputError(
                 f"ray.address={cfg.ray.address}: cannot join the cluster ({exc})"
