@@ -165,3 +165,24 @@ def test_demonstration_steps_only_pull_their_action_up(objective: str) -> None:
     policy_surrogate(logp, behaviour, rho, advantage, valid, config).sum().backward()
     # Demonstrated: -2 -> 0, +1.5 kept; acted (pi == mu): the full advantage either way.
     assert torch.allclose(logp.grad, torch.tensor([[0.0, 1.5, -2.0, 1.5]]))
+
+
+def test_diagnostics_read_zero_on_policy_and_move_once_the_learner_moves() -> None:
+    torch.manual_seed(1)
+    policy = SmallPolicy(SmallPolicyConfig())
+    windows = _windows(policy, episodes=6)
+    weights = torch.ones(len(windows))
+    on_policy = aride_loss(policy, windows, weights, CONFIG)
+    # pi == mu: no divergence, and no clip, floor or truncation can bite at rho == 1.
+    assert abs(on_policy.approx_kl) < 1e-6 and on_policy.clip_fraction == 0.0
+    assert on_policy.explained_variance <= 1.0
+    optimizer = torch.optim.Adam(policy.parameters(), lr=3e-3)
+    for _ in range(30):
+        loss = aride_loss(policy, windows, weights, CONFIG)
+        optimizer.zero_grad()
+        loss.total.backward()
+        optimizer.step()
+    moved = aride_loss(policy, windows, weights, CONFIG)
+    assert moved.approx_kl > 1e-4 and 0.0 < moved.clip_fraction <= 1.0
+    # The critic fitted these targets: it explains more of them than at the start.
+    assert moved.explained_variance > on_policy.explained_variance

@@ -54,6 +54,12 @@ class ARideLoss:
     priorities: torch.Tensor
     #: The (normalised, clamped) advantages the policy term used, ``[B, T]``, detached.
     advantages: torch.Tensor
+    #: Diagnostics: how much of the Retrace targets' variance the critic explains, the share of
+    #: policy steps whose gradient a clip, floor or truncation changed, and the approximate
+    #: KL(mu || pi) between the policies that acted and the learner's.
+    explained_variance: float = 0.0
+    clip_fraction: float = 0.0
+    approx_kl: float = 0.0
 
 
 def policy_surrogate(
@@ -94,6 +100,60 @@ def policy_surrogate(
         floor_reached = (advantage < 0) & (rho < 1 - config.ppo_clip_eps)
         weight = weight * (~floor_reached).float()
     return weight * logp
+
+
+def explained_variance(values: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> float:
+    """``1 - Var(targets - values) / Var(targets)`` over the masked steps: 1 is a perfect critic,
+    0 one no better than the mean, negative a harmful one (0 when the targets do not vary).
+
+    >>> values, targets = torch.tensor([[0.0, 1.0, 2.0]]), torch.tensor([[0.0, 2.0, 4.0]])
+    >>> explained_variance(values, targets, torch.ones(1, 3))  # residual var 2/3 of var 8/3
+    0.75
+    """
+    chosen = mask.bool()
+    target_var = targets[chosen].var(correction=0)
+    if chosen.sum() < 2 or float(target_var) == 0.0:
+        return 0.0
+    return float(1.0 - (targets - values)[chosen].var(correction=0) / target_var)
+
+
+def approx_kl(log_ratio: torch.Tensor, on_data: torch.Tensor) -> float:
+    """KL(mu || pi) estimated on mu's own actions, ``mean((r - 1) - log r)`` with r = pi/mu
+    (Schulman's k3 estimator: unbiased and never negative); 0 without such steps.
+
+    >>> round(approx_kl(torch.log(torch.tensor([[0.5, 2.0]])), torch.ones(1, 2)), 4)
+    0.25
+    """
+    chosen = on_data.bool()
+    if not chosen.any():
+        return 0.0
+    log_r = log_ratio[chosen]
+    return float((log_r.exp() - 1 - log_r).mean())
+
+
+def clip_fraction(
+    rho: torch.Tensor, advantage: torch.Tensor, on_data: torch.Tensor, config: ARideConfig
+) -> float:
+    """The share of ``on_data`` steps (acted by a recorded policy, trainable) whose policy
+    gradient the objective's clip changes: PPO's ratio clip, or truncated IS's ``rho_bar`` and
+    ``clipped_is``'s floor for pushing an action down.
+
+    >>> from distrl.config.schema import ARideConfig
+    >>> rho, adv = torch.tensor([[0.5, 1.0, 3.0, 0.5]]), torch.tensor([[-1.0, 1.0, 1.0, 1.0]])
+    >>> clip_fraction(rho, adv, torch.ones(1, 4), ARideConfig(rho_bar=1.0, ppo_clip_eps=0.2))
+    0.5
+    """
+    chosen = on_data.bool()
+    if not chosen.any():
+        return 0.0
+    eps = config.ppo_clip_eps
+    if config.policy_objective == "ppo_clip":
+        bites = ((advantage > 0) & (rho > 1 + eps)) | ((advantage < 0) & (rho < 1 - eps))
+    else:
+        bites = rho > config.rho_bar
+        if config.policy_objective == "clipped_is":
+            bites = bites | ((advantage < 0) & (rho < 1 - eps))
+    return float(bites[chosen].float().mean())
 
 
 def aride_loss(
@@ -143,6 +203,7 @@ def aride_loss(
         advantage = (advantage - valid_advantages.mean()) / (spread + 1e-6) * mask
     advantage = advantage.clamp(-config.advantage_clip, config.advantage_clip)
     surrogate = policy_surrogate(logp, behaviour, rho, advantage, valid, config) * representable
+    on_data = valid & ~torch.isnan(behaviour) & representable.bool()  # steps a policy acted
     policy_loss = -(step_weight * surrogate).sum() / steps
     mean_entropy = scored.step_mean(entropy)
     total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
@@ -166,6 +227,9 @@ def aride_loss(
         mean_abs_delta=float((retrace.deltas.abs() * mask).sum() / steps),
         priorities=priorities,
         advantages=advantage.detach(),
+        explained_variance=explained_variance(values.detach(), retrace.targets, mask),
+        clip_fraction=clip_fraction(rho, advantage, on_data, config),
+        approx_kl=approx_kl(log_ratio, on_data),
     )
 
 
@@ -183,6 +247,9 @@ def aride_loss_fn(config: ARideConfig):
             "entropy": result.entropy,
             "rho_mean": result.mean_rho,
             "abs_delta_mean": result.mean_abs_delta,
+            "explained_variance": result.explained_variance,
+            "clip_fraction": result.clip_fraction,
+            "approx_kl": result.approx_kl,
         }
         return result.total, result.priorities, metrics
 
