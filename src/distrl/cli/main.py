@@ -3,6 +3,12 @@
 Every command takes ``--preset`` and trailing ``key=value`` config overrides; flags such as
 ``--suite`` are shorthands for overrides, so all input is validated in one place (the typed
 config) and every bad input ends in one ``distrl: error: ...`` line and exit status 2.
+
+That line is the one boundary for every foreseeable failure: bad input (:class:`InputError`,
+:class:`ConfigError`, raised where the input is understood and so naming it), a damaged trajectory
+store (``StoreError``), and the operating system refusing a path or a connection (``OSError``).
+Anything else is a bug in distrl and keeps its traceback; ``--debug`` (anywhere on the command
+line) prints the traceback of a foreseeable failure too.
 """
 
 from __future__ import annotations
@@ -11,17 +17,30 @@ import argparse
 import importlib
 import json
 import sys
+import traceback
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from distrl.config.loader import ConfigError
-from distrl.errors import InputError
+from distrl.errors import InputError, describe_os_error, one_line
 
 EXIT_USAGE = 2
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line (the usage text is one ``--help`` away)."""
+    """argparse, but usage errors are one line (the usage text is one ``--help`` away).
+
+    Every parser, the top one and each command's, takes ``--debug``, so it works wherever it is
+    typed (``distrl --debug train ...`` or ``distrl train ... --debug``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print the traceback of an error, not just its one line",
+        )
 
     def error(self, message: str) -> NoReturn:
         print(f"distrl: error: {message} (see '{self.prog} --help')", file=sys.stderr)
@@ -340,8 +359,13 @@ _HANDLERS: dict[str, tuple[str, str]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status is returned (0 ok, 2 a foreseeable failure, told in one
+    ``distrl: error:`` line on stderr; 130 interrupted)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # usage errors (already printed in one line) and --help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     _retarget_flags(args)
     # Imported per command: a backend's heavy dependencies load only when that command runs.
     module_name, function_name = _HANDLERS[args.command]
@@ -350,12 +374,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return handler(args, config_overrides(args))
-    except (InputError, ConfigError) as error:
-        print(f"distrl: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("distrl: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        message = foreseeable_failure(error)
+        if message is None:
+            raise  # a bug in distrl: the traceback is what its report needs
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"distrl: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def foreseeable_failure(error: BaseException) -> str | None:
+    """The one-line message for a failure the user can fix, or ``None`` for a bug.
+
+    Bad input and damaged stores are told in their own words (raised where the input is
+    understood); an ``OSError`` (a path that cannot be written, a file where a folder should be,
+    a service that refuses connections) in words built from its errno and path."""
+    from distrl.store.parquet_store import StoreError  # pyarrow: only when something failed
+
+    if isinstance(error, (InputError, ConfigError, StoreError)):
+        return one_line(str(error))
+    if isinstance(error, OSError):
+        return describe_os_error(error)
+    return None
 
 
 if __name__ == "__main__":

@@ -6,10 +6,11 @@ import argparse
 import sys
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.cli.main import emit_json
+from distrl.cli.progress import progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
@@ -29,14 +30,14 @@ def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None 
     tasks = select_tasks(cfg)  # bad task input fails here, before any progress output
     err = Console(stderr=True)
     successes = 0
-    with Progress(
+    with progress_bar(
         TextColumn(f"[bold]{command}[/] {{task.fields[policy]}} on {{task.fields[suite]}}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("success {task.fields[rate]}"),
         TimeElapsedColumn(),
         console=err,
-        transient=as_json,
+        keep=not as_json,
     ) as progress:
         bar = progress.add_task(
             "play",

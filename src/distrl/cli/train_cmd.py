@@ -7,14 +7,16 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.cli.main import emit_json
+from distrl.cli.progress import progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.envs.backends import suite_label
 from distrl.errors import InputError
+from distrl.runtime.run_dir import check_writable
 from distrl.runtime.run_log import CHECKPOINT
 from distrl.runtime.serial import load_demonstrations, train
 
@@ -30,6 +32,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if resume is not None:
         if not (resume / CHECKPOINT).exists():
             raise InputError(f"--resume {resume}: no checkpoint at {resume / CHECKPOINT}")
+        check_writable(resume)  # before any thread (TensorBoard's writer) finds it read-only
         cfg = load_config(resume / "config.yaml", overrides)
     else:
         cfg = load_config(args.preset, overrides)
@@ -41,14 +44,14 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # before any progress output
     err = Console(stderr=True)
-    with Progress(
+    with progress_bar(
         TextColumn(f"[bold]train[/] {cfg.train.algo} on {suite_label(cfg)} ({_runtime(cfg)})"),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}% of {task.fields[minutes]} min"),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
         console=err,
-        transient=args.json,
+        keep=not args.json,
     ) as progress:
         bar = progress.add_task("train", total=1.0, minutes=cfg.train.minutes, info="")
 
