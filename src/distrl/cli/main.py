@@ -47,6 +47,37 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def count(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``low..high`` (a command-line value with no config
+    key behind it is bounded here, as config values are by the schema)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range (must be {low}..{high})")
+        return value
+
+    return parse
+
+
+def number(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number in ``[low, high]``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:  # also false for nan
+            raise argparse.ArgumentTypeError(f"{text} is out of range (must be {low}..{high})")
+        return value
+
+    return parse
+
+
 def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="config preset name or YAML path (see configs/)")
     parser.add_argument("--seed", type=int, help="random seed (config key: seed)")
@@ -87,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tasks_list = tasks_commands.add_parser("list", help="list the tasks of a suite split")
     _add_env_arguments(tasks_list)
-    tasks_list.add_argument("--limit", type=int, default=0, help="show at most N tasks")
+    tasks_list.add_argument(
+        "--limit", type=count(0, 1_000_000), default=0, help="show at most N tasks"
+    )
     _add_config_arguments(tasks_list)
     tasks_show = tasks_commands.add_parser("show", help="show one task (or a whole split)")
     tasks_show.add_argument("task_id", nargs="?", help="e.g. general-train-0003")
@@ -148,8 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
     fake_adb = commands.add_parser(
         "fake-adb", help="an adb server on loopback whose devices are PhoneSim phones (demo, tests)"
     )
-    fake_adb.add_argument("--devices", dest="fake_devices", type=int, default=4, help="phones")
-    fake_adb.add_argument("--port", dest="fake_port", type=int, default=5037, help="TCP port")
+    fake_adb.add_argument(
+        "--devices", dest="fake_devices", type=count(1, 1024), default=4, help="phones"
+    )
+    fake_adb.add_argument(
+        "--port", dest="fake_port", type=count(0, 65535), default=5037, help="TCP port"
+    )
     fake_adb.add_argument("--host", dest="fake_host", default="127.0.0.1", help="bind address")
     _add_config_arguments(fake_adb)
 
@@ -158,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     judge_eval.add_argument("run_dir", help="a play/train run folder stored with screenshots")
     judge_eval.add_argument(
-        "--episodes", dest="judge_episodes", type=int, help="judge at most N trajectories"
+        "--episodes",
+        dest="judge_episodes",
+        type=count(1, 1_000_000),
+        help="judge at most N trajectories",
     )
     judge_eval.add_argument(
         "--base-url",
@@ -171,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     fake_vlm = commands.add_parser(
         "fake-vlm", help="a fake OpenAI-compatible chat endpoint on loopback (demo, tests)"
     )
-    fake_vlm.add_argument("--port", dest="fake_vlm_port", type=int, default=8000, help="TCP port")
+    fake_vlm.add_argument(
+        "--port", dest="fake_vlm_port", type=count(0, 65535), default=8000, help="TCP port"
+    )
     fake_vlm.add_argument("--host", dest="fake_vlm_host", default="127.0.0.1", help="bind address")
     fake_vlm.add_argument("--key", dest="fake_vlm_key", help="require this bearer key")
     _add_config_arguments(fake_vlm)
@@ -182,12 +224,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", dest="view_out", help="write the report here (default: RUN_DIR/view)"
     )
     view.add_argument(
-        "--max-trajectories", type=int, default=300, help="newest N trajectories shown"
+        "--max-trajectories",
+        type=count(0, 1_000_000),
+        default=300,
+        help="newest N trajectories shown",
     )
     view.add_argument(
         "--serve", action="store_true", help="then serve the report on 127.0.0.1 until Ctrl-C"
     )
-    view.add_argument("--port", dest="view_port", type=int, default=8765, help="port for --serve")
+    view.add_argument(
+        "--port", dest="view_port", type=count(0, 65535), default=8765, help="port for --serve"
+    )
     view.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     view.set_defaults(overrides=[])
 
@@ -196,7 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="bench_command", required=True, parser_class=OneLineParser
     )
     bench_env = bench_commands.add_parser("env", help="raw PhoneSim steps/s on one core")
-    bench_env.add_argument("--steps", type=int, default=3000, help="env steps to time")
+    bench_env.add_argument(
+        "--steps", type=count(1, 10_000_000), default=3000, help="env steps to time"
+    )
     bench_env.add_argument(
         "--suite", dest="bench_suite", default="both", choices=("general", "webshop", "both")
     )
@@ -204,16 +253,22 @@ def build_parser() -> argparse.ArgumentParser:
     bench_collect = bench_commands.add_parser(
         "collect", help="trajectories/hour and device utilisation, async vs sync, on Ray"
     )
-    bench_collect.add_argument("--devices", type=int, default=32, help="devices per mode")
+    bench_collect.add_argument(
+        "--devices", type=count(1, 4096), default=32, help="devices per mode"
+    )
     bench_collect.add_argument(
         "--mode", dest="bench_mode", default="both", choices=("async", "sync", "both")
     )
     bench_collect.add_argument(
-        "--minutes", dest="bench_minutes", type=float, default=2.0, help="real minutes per run"
+        "--minutes",
+        dest="bench_minutes",
+        type=number(0.01, 10_080.0),
+        default=2.0,
+        help="real minutes per run",
     )
     bench_collect.add_argument(
         "--time-scale",
-        type=float,
+        type=number(0.0, 10.0),
         default=0.05,
         help="real seconds slept per modelled second of device latency",
     )
@@ -226,13 +281,24 @@ def build_parser() -> argparse.ArgumentParser:
         "learner", help="replay insert/sample rates, update time, weight publish latency"
     )
     bench_learner.add_argument(
-        "--episodes", dest="bench_episodes", type=int, default=32, help="episodes of real data"
+        "--episodes",
+        dest="bench_episodes",
+        type=count(1, 1_000_000),
+        default=32,
+        help="episodes of real data",
     )
     bench_learner.add_argument(
-        "--seconds", type=float, default=5.0, help="seconds per replay rate measurement"
+        "--seconds",
+        type=number(0.1, 3600.0),
+        default=5.0,
+        help="seconds per replay rate measurement",
     )
     bench_learner.add_argument(
-        "--updates", dest="bench_updates", type=int, default=20, help="updates to time"
+        "--updates",
+        dest="bench_updates",
+        type=count(1, 1_000_000),
+        default=20,
+        help="updates to time",
     )
     _add_config_arguments(bench_learner)
     bench_train = bench_commands.add_parser(
@@ -253,12 +319,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget-minutes", type=float, help="wall-clock budget of every run (train.minutes)"
     )
     bench_train.add_argument(
-        "--seeds", dest="bench_seeds", metavar="K", type=int, help="seeds: K runs per method"
+        "--seeds",
+        dest="bench_seeds",
+        metavar="K",
+        type=count(1, 100),
+        help="seeds: K runs per method",
     )
     bench_train.add_argument(
         "--target",
         dest="bench_target",
-        type=float,
+        type=number(0.0, 1.0),
         help="test success the time-to-target ratio times (default: the setting's)",
     )
     bench_train.add_argument(
