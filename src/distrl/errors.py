@@ -25,6 +25,11 @@ class InputError(ValueError):
     """Bad input from the user; ``str(error)`` is one line that names the input and the fix."""
 
 
+class AllEpisodesDropped(InputError):
+    """A command ran, but every episode was lost to a fault (devices down, judge unreachable):
+    nothing it measured means anything, so it fails like bad input, with the cause."""
+
+
 def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``text`` as one line: terminal colour codes dropped, line breaks and runs of spaces
     collapsed, cut at ``limit`` characters (libraries such as torch put advice paragraphs into

@@ -6,7 +6,8 @@ config) and every bad input ends in one ``distrl: error: ...`` line and exit sta
 
 That line is the one boundary for every foreseeable failure: bad input (:class:`InputError`,
 :class:`ConfigError`, raised where the input is understood and so naming it), a damaged trajectory
-store (``StoreError``), and the operating system refusing a path or a connection (``OSError``).
+store (``StoreError``), devices that stay down through restarts (``DeviceFault``), and the
+operating system refusing a path or a connection (``OSError``).
 Anything else is a bug in distrl and keeps its traceback; ``--debug`` (anywhere on the command
 line) prints the traceback of a foreseeable failure too.
 """
@@ -463,10 +464,13 @@ def foreseeable_failure(error: BaseException) -> str | None:
     Bad input and damaged stores are told in their own words (raised where the input is
     understood); an ``OSError`` (a path that cannot be written, a file where a folder should be,
     a service that refuses connections) in words built from its errno and path."""
+    from distrl.envs.protocol import DeviceFault
     from distrl.store.parquet_store import StoreError  # pyarrow: only when something failed
 
     if isinstance(error, (InputError, ConfigError, StoreError)):
         return one_line(str(error))
+    if isinstance(error, DeviceFault):  # devices that would not come back even after restarts
+        return one_line(f"{error}; check the devices (adb devices, emulator logs) and run again")
     if isinstance(error, OSError):
         return describe_os_error(error)
     return None

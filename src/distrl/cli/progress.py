@@ -25,8 +25,14 @@ def progress_bar(
         try:
             yield progress
         except BaseException:
-            # Erase the bar, and skip the blank line Progress.stop writes to a non-terminal.
-            progress.live.transient = True
-            progress.live.stop()
-            progress.disable = True
+            discard(progress)
             raise
+
+
+def discard(progress: Progress) -> None:
+    """Stop ``progress`` leaving nothing behind: the bar is erased, and the blank line
+    ``Progress.stop`` writes to a non-terminal is skipped (for a command that has failed even
+    though nothing raised inside the bar, such as a play whose every episode was dropped)."""
+    progress.live.transient = True
+    progress.live.stop()
+    progress.disable = True

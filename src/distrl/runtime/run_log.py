@@ -24,6 +24,7 @@ from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.errors import InputError, first_sentence
 from distrl.policies.base import Policy
+from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices, evaluate
 from distrl.runtime.run_dir import write_summary
 from distrl.torch_files import read_torch_file
@@ -40,6 +41,9 @@ class TrainResult:
     episodes: int = 0
     #: Runtime-specific figures (the ray runtime's collection: utilisation, drops, restarts).
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Episodes the devices dropped, by cause (the serial runtime's; the ray runtime counts its
+    #: own in ``extra``).
+    drops: DropLog | None = None
 
     def summary(self) -> dict[str, object]:
         return {
@@ -50,6 +54,7 @@ class TrainResult:
             "episodes": self.episodes,
             "curve": self.curve,
             **self.extra,
+            **(self.drops.summary() if self.drops is not None else {}),
             "run_dir": str(self.run_dir),
         }
 

@@ -210,6 +210,7 @@ def train(
         task_sampler,
         seed=cfg.seed,
     )
+    result.drops = worker.stats.drops
     if resume is not None:
         state = load_checkpoint(run_dir)
         with restoring_from(run_dir):
