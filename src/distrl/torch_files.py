@@ -23,7 +23,7 @@ def read_torch_file(
     path: Path, what: str, fix: str, error_type: type[InputError] = InputError
 ) -> Any:
     """The data saved at ``path`` by ``torch.save``, or ``error_type`` with one line
-    ``"<what> <path> cannot be read (<problem>); <fix>"``."""
+    ``"<what> <path>: cannot be read (<problem>); <fix>"``."""
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -41,7 +41,7 @@ def read_torch_file(
         problem = f"damaged or cut short: {first_sentence(str(error))}"
     except Exception as error:  # noqa: BLE001 (torch raises many types for a foreign file)
         problem = f"{type(error).__name__}: {first_sentence(str(error))}"
-    raise error_type(f"{what} {path} cannot be read ({problem}); {fix}") from None
+    raise error_type(f"{what} {path}: cannot be read ({problem}); {fix}") from None
 
 
 def _unpickling_problem(message: str) -> str:
