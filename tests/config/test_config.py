@@ -84,7 +84,9 @@ def test_assignment_is_validated() -> None:
     with pytest.raises(ValidationError) as info:
         cfg.play.episodes = 0
     error = ConfigError.from_validation_error(info.value, PlayConfig, prefix=("play",))
-    assert str(error) == "config key 'play.episodes' = 0 is out of range (must be >= 1 and <= 1000000)"
+    assert str(error) == (
+        "config key 'play.episodes' = 0 is out of range (must be >= 1 and <= 1000000)"
+    )
     assert error.key == "play.episodes"
 
 
