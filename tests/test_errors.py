@@ -41,7 +41,10 @@ def test_first_sentence_drops_library_advice() -> None:
             ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"),
             ["connection refused", "nothing listens"],
         ),
-        (FileExistsError(errno.EEXIST, "File exists", "a", None, "b"), ["'a' -> 'b'", "already exists"]),
+        (
+            FileExistsError(errno.EEXIST, "File exists", "a", None, "b"),
+            ["'a' -> 'b'", "already exists"],
+        ),
     ],
 )
 def test_os_errors_name_the_path_and_the_fix(error: OSError, needles: list[str]) -> None:

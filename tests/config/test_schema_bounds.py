@@ -7,21 +7,10 @@ import typing
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from distrl.config import ConfigError, RunConfig, load_config
-from distrl.config.loader import _model_in
-
-
-def _sections(model: type[BaseModel], prefix: str = "") -> typing.Iterator[tuple[str, FieldInfo]]:
-    for name, field in model.model_fields.items():
-        key = f"{prefix}{name}"
-        section = _model_in(field.annotation)
-        if section is not None:
-            yield from _sections(section, key + ".")
-        else:
-            yield key, field
+from distrl.config import ConfigError, load_config
+from distrl.config.loader import config_fields
 
 
 def _kinds(field: FieldInfo) -> set[type]:
@@ -35,11 +24,11 @@ def _has(field: FieldInfo, *names: str) -> bool:
 
 def test_every_number_has_both_bounds_and_every_list_a_length() -> None:
     unbounded = []
-    for key, field in _sections(RunConfig):
+    for key, field in config_fields():
         kinds = _kinds(field)
-        if kinds & {int, float} and bool not in kinds:
-            if not (_has(field, "le", "lt") and _has(field, "ge", "gt")):
-                unbounded.append(key)
+        numeric = bool(kinds & {int, float}) and bool not in kinds
+        if numeric and not (_has(field, "le", "lt") and _has(field, "ge", "gt")):
+            unbounded.append(key)
         if list in kinds and not _has(field, "max_length"):
             unbounded.append(key)
     assert unbounded == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -31,6 +31,7 @@ __all__ = [
     "ConfigError",
     "apply_overrides",
     "available_presets",
+    "config_fields",
     "config_to_yaml",
     "load_config",
 ]
@@ -154,6 +155,24 @@ def apply_overrides(cfg: ConfigT, overrides: Sequence[str]) -> ConfigT:
     for key, value in _parse_overrides(overrides):
         _set_dotted(raw, key, value)
     return _validate(type(cfg), raw)
+
+
+def config_fields(
+    model: type[BaseModel] = RunConfig, prefix: str = ""
+) -> Iterator[tuple[str, FieldInfo]]:
+    """Every leaf setting of ``model`` as (dotted key, pydantic field), sections walked into:
+    what a config author can set, for documentation and for tests that cover every key.
+
+    >>> dict(config_fields())["train.batch_size"].default
+    32
+    """
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        section = _model_in(field.annotation)
+        if section is not None:
+            yield from config_fields(section, key + ".")
+        else:
+            yield key, field
 
 
 def config_to_yaml(cfg: BaseModel) -> str:
