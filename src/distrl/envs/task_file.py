@@ -101,6 +101,10 @@ def _parse_line(line: str, where: str) -> Task:
         raise TaskFileError(f"{where}: not valid JSON ({error.msg})") from None
     if not isinstance(data, dict):
         raise TaskFileError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if "horizon" in data and data["horizon"] is None:
+        raise TaskFileError(
+            f"{where}: 'horizon' = null: give an integer, or leave it out for the suite's default"
+        )
     try:
         record = TaskRecord.model_validate(data)
     except ValidationError as error:
