@@ -88,8 +88,8 @@ def bad_override(draw: st.DrawFn) -> str:
         value = draw(st.sampled_from(["{a: 1}", "7", "[[1]]", "[{x: 1}]"]))
     elif key == "run_name":
         value = draw(st.sampled_from(["../..", "/abs", "a/b", ".", "..", "-x"]))
-    else:  # a string setting: a mapping or a list is never a string
-        value = draw(st.sampled_from(["{a: 1}", "[1, 2]"]))
+    else:  # a string setting: a mapping or a list is never a string, nor text with a NUL
+        value = draw(st.sampled_from(["{a: 1}", "[1, 2]", '"a\\0b"', "x" * 5000]))
     if draw(st.booleans()) and "." in key:  # or an unknown key beside it
         key = f"{key.rsplit('.', 1)[0]}.{draw(st.text(alphabet='qz_', min_size=3, max_size=8))}"
         value = "1"

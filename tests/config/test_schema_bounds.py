@@ -48,6 +48,8 @@ def test_every_number_has_both_bounds_and_every_list_a_length() -> None:
         ("seed=18446744073709551616", "'seed'"),
         ("env.task_file=" + "x" * 5000, "is too long (at most 4096 characters)"),
         ("env.miniwob.tasks=[]", "'env.miniwob.tasks' = [] is too short"),
+        ('env.task_file="a\\0b"', "text cannot contain a NUL character"),
+        ('env.miniwob.tasks=["ok", "a\\0b"]', "text cannot contain a NUL character"),
         ("train.min_replay=30000", "config section 'train' is invalid: train.min_replay=30000"),
     ],
 )

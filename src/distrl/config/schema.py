@@ -48,6 +48,16 @@ class ConfigSection(BaseModel):
         str_max_length=MAX_TEXT_CHARS,
     )
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul_characters(cls, value: Any) -> Any:
+        """No string may hold a NUL: paths, names and URLs become C strings on their way to the
+        operating system, which would fail on one with an error far from the setting."""
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            raise ValueError("text cannot contain a NUL character")
+        return value
+
     @model_validator(mode="before")
     @classmethod
     def _empty_subsections_mean_defaults(cls, data: Any) -> Any:
@@ -797,13 +807,6 @@ class RunConfig(ConfigSection):
         if name is not None:
             check_folder_name(name)
         return name
-
-    @field_validator("run_root")
-    @classmethod
-    def _usable_path(cls, root: str) -> str:
-        if "\x00" in root:
-            raise ValueError("a path cannot contain a NUL character")
-        return root
 
 
 def check_folder_name(name: str) -> None:
