@@ -91,6 +91,9 @@ def test_resume_from_damaged_run_is_one_line(
     run = damaged_copy(trained_run, tmp_path, damage)
     line, _ = one_error_line(capsys, "train", "--resume", str(run), *TINY_TRAIN)
     assert needle in line and str(run) in line
+    if "shard" in damage:  # the shard is named, with the way out; the checkpoint is not blamed
+        assert "shard-000000.parquet" in line and "move it out of" in line
+        assert "does not fit" not in line
 
 
 def test_eval_of_unsafe_or_damaged_policy_is_one_line(

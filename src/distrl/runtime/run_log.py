@@ -27,6 +27,7 @@ from distrl.policies.base import Policy
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices, evaluate
 from distrl.runtime.run_dir import write_summary
+from distrl.store import StoreError
 from distrl.torch_files import read_torch_file
 
 CHECKPOINT = "checkpoints/latest.pt"
@@ -163,8 +164,8 @@ def restoring_from(run_dir: Path) -> Iterator[None]:
     line naming it, not a traceback from deep inside ``load_state_dict``."""
     try:
         yield
-    except InputError:
-        raise
+    except (InputError, StoreError):
+        raise  # already names its file (a damaged shard is not the checkpoint's fault)
     except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as error:
         raise InputError(
             f"checkpoint {run_dir / CHECKPOINT} does not fit this run "
