@@ -84,7 +84,9 @@ def test_assignment_is_validated() -> None:
     with pytest.raises(ValidationError) as info:
         cfg.play.episodes = 0
     error = ConfigError.from_validation_error(info.value, PlayConfig, prefix=("play",))
-    assert str(error) == "config key 'play.episodes' = 0 is out of range (must be >= 1)"
+    assert str(error) == (
+        "config key 'play.episodes' = 0 is out of range (must be >= 1 and <= 1000000)"
+    )
     assert error.key == "play.episodes"
 
 
@@ -208,7 +210,7 @@ def test_literal_error_lists_choices() -> None:
 
 def test_range_error_gives_the_bounds() -> None:
     assert str(_error_of(overrides=("play.episodes=0",))) == (
-        "config key 'play.episodes' = 0 is out of range (must be >= 1)"
+        "config key 'play.episodes' = 0 is out of range (must be >= 1 and <= 1000000)"
     )
     assert str(_error_of(overrides=("play.noise=1.5",))) == (
         "config key 'play.noise' = 1.5 is out of range (must be >= 0 and <= 1)"

@@ -7,11 +7,12 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.bench.env_bench import bench_env
 from distrl.cli.main import emit_json
+from distrl.cli.progress import progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.errors import InputError
@@ -140,13 +141,13 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         Path(cfg.run_root), cfg.run_name or time.strftime("bench-train-%Y%m%d-%H%M%S")
     )
     console = Console(stderr=True)
-    with Progress(
+    with progress_bar(
         TextColumn("[bold]bench train[/] {task.fields[run]}"),
         BarColumn(),
         TextColumn("{task.completed:.1f}/{task.total:.0f} runs"),
         TimeElapsedColumn(),
         console=console,
-        transient=args.json,
+        keep=not args.json,
     ) as progress:
         runs = seeds * len(methods)
         bar = progress.add_task("bench", total=runs, run="collecting demonstrations")

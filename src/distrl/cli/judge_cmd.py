@@ -20,11 +20,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.cli.foreground import interrupt_on_signals
 from distrl.cli.main import emit_json
+from distrl.cli.progress import progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
@@ -85,13 +86,13 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     judge = VLMJudge(vlm)
     err = Console(stderr=True)
     try:
-        with Progress(
+        with progress_bar(
             TextColumn(f"[bold]judge-eval[/] {escape(vlm.model)} at {escape(vlm.base_url)}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=err,
-            transient=as_json,
+            keep=not as_json,
         ) as progress:
             bar = progress.add_task("judge", total=len(trajectories))
             metrics = judge_eval(trajectories, judge, on_judged=lambda *_: progress.advance(bar))

@@ -3,6 +3,13 @@
 Every command takes ``--preset`` and trailing ``key=value`` config overrides; flags such as
 ``--suite`` are shorthands for overrides, so all input is validated in one place (the typed
 config) and every bad input ends in one ``distrl: error: ...`` line and exit status 2.
+
+That line is the one boundary for every foreseeable failure: bad input (:class:`InputError`,
+:class:`ConfigError`, raised where the input is understood and so naming it), a damaged trajectory
+store (``StoreError``), devices that stay down through restarts (``DeviceFault``), and the
+operating system refusing a path or a connection (``OSError``).
+Anything else is a bug in distrl and keeps its traceback; ``--debug`` (anywhere on the command
+line) prints the traceback of a foreseeable failure too.
 """
 
 from __future__ import annotations
@@ -11,22 +18,66 @@ import argparse
 import importlib
 import json
 import sys
+import traceback
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from distrl.config.loader import ConfigError
-from distrl.errors import InputError
+from distrl.errors import InputError, describe_os_error, one_line
 from distrl.runtime.allocator import return_freed_memory
 
 EXIT_USAGE = 2
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line (the usage text is one ``--help`` away)."""
+    """argparse, but usage errors are one line (the usage text is one ``--help`` away).
+
+    Every parser, the top one and each command's, takes ``--debug``, so it works wherever it is
+    typed (``distrl --debug train ...`` or ``distrl train ... --debug``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="print the traceback of an error, not just its one line",
+        )
 
     def error(self, message: str) -> NoReturn:
         print(f"distrl: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+
+def count(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``low..high`` (a command-line value with no config
+    key behind it is bounded here, as config values are by the schema)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range (must be {low}..{high})")
+        return value
+
+    return parse
+
+
+def number(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number in ``[low, high]``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:  # also false for nan
+            raise argparse.ArgumentTypeError(f"{text} is out of range (must be {low}..{high})")
+        return value
+
+    return parse
 
 
 def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tasks_list = tasks_commands.add_parser("list", help="list the tasks of a suite split")
     _add_env_arguments(tasks_list)
-    tasks_list.add_argument("--limit", type=int, default=0, help="show at most N tasks")
+    tasks_list.add_argument(
+        "--limit", type=count(0, 1_000_000), default=0, help="show at most N tasks"
+    )
     _add_config_arguments(tasks_list)
     tasks_show = tasks_commands.add_parser("show", help="show one task (or a whole split)")
     tasks_show.add_argument("task_id", nargs="?", help="e.g. general-train-0003")
@@ -130,8 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     fake_adb = commands.add_parser(
         "fake-adb", help="an adb server on loopback whose devices are PhoneSim phones (demo, tests)"
     )
-    fake_adb.add_argument("--devices", dest="fake_devices", type=int, default=4, help="phones")
-    fake_adb.add_argument("--port", dest="fake_port", type=int, default=5037, help="TCP port")
+    fake_adb.add_argument(
+        "--devices", dest="fake_devices", type=count(1, 1024), default=4, help="phones"
+    )
+    fake_adb.add_argument(
+        "--port", dest="fake_port", type=count(0, 65535), default=5037, help="TCP port"
+    )
     fake_adb.add_argument("--host", dest="fake_host", default="127.0.0.1", help="bind address")
     _add_config_arguments(fake_adb)
 
@@ -140,7 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     judge_eval.add_argument("run_dir", help="a play/train run folder stored with screenshots")
     judge_eval.add_argument(
-        "--episodes", dest="judge_episodes", type=int, help="judge at most N trajectories"
+        "--episodes",
+        dest="judge_episodes",
+        type=count(1, 1_000_000),
+        help="judge at most N trajectories",
     )
     judge_eval.add_argument(
         "--base-url",
@@ -153,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     fake_vlm = commands.add_parser(
         "fake-vlm", help="a fake OpenAI-compatible chat endpoint on loopback (demo, tests)"
     )
-    fake_vlm.add_argument("--port", dest="fake_vlm_port", type=int, default=8000, help="TCP port")
+    fake_vlm.add_argument(
+        "--port", dest="fake_vlm_port", type=count(0, 65535), default=8000, help="TCP port"
+    )
     fake_vlm.add_argument("--host", dest="fake_vlm_host", default="127.0.0.1", help="bind address")
     fake_vlm.add_argument("--key", dest="fake_vlm_key", help="require this bearer key")
     _add_config_arguments(fake_vlm)
@@ -164,12 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", dest="view_out", help="write the report here (default: RUN_DIR/view)"
     )
     view.add_argument(
-        "--max-trajectories", type=int, default=300, help="newest N trajectories shown"
+        "--max-trajectories",
+        type=count(0, 1_000_000),
+        default=300,
+        help="newest N trajectories shown",
     )
     view.add_argument(
         "--serve", action="store_true", help="then serve the report on 127.0.0.1 until Ctrl-C"
     )
-    view.add_argument("--port", dest="view_port", type=int, default=8765, help="port for --serve")
+    view.add_argument(
+        "--port", dest="view_port", type=count(0, 65535), default=8765, help="port for --serve"
+    )
     view.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     view.set_defaults(overrides=[])
 
@@ -341,9 +408,14 @@ _HANDLERS: dict[str, tuple[str, str]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status is returned (0 ok, 2 a foreseeable failure, told in one
+    ``distrl: error:`` line on stderr; 130 interrupted)."""
     return_freed_memory()  # before anything large is allocated, and before Ray starts workers
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # usage errors (already printed in one line) and --help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     _retarget_flags(args)
     # Imported per command: a backend's heavy dependencies load only when that command runs.
     module_name, function_name = _HANDLERS[args.command]
@@ -352,12 +424,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return handler(args, config_overrides(args))
-    except (InputError, ConfigError) as error:
-        print(f"distrl: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("distrl: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        message = foreseeable_failure(error)
+        if message is None:
+            raise  # a bug in distrl: the traceback is what its report needs
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"distrl: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def foreseeable_failure(error: BaseException) -> str | None:
+    """The one-line message for a failure the user can fix, or ``None`` for a bug.
+
+    Bad input and damaged stores are told in their own words (raised where the input is
+    understood); an ``OSError`` (a path that cannot be written, a file where a folder should be,
+    a service that refuses connections) in words built from its errno and path."""
+    from distrl.envs.protocol import DeviceFault
+    from distrl.store.parquet_store import StoreError  # pyarrow: only when something failed
+
+    if isinstance(error, (InputError, ConfigError, StoreError)):
+        return one_line(str(error))
+    if isinstance(error, DeviceFault):  # devices that would not come back even after restarts
+        return one_line(f"{error}; check the devices (adb devices, emulator logs) and run again")
+    if isinstance(error, OSError):
+        return describe_os_error(error)
+    return None
 
 
 if __name__ == "__main__":

@@ -6,14 +6,17 @@ import argparse
 import sys
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.cli.main import emit_json
+from distrl.cli.progress import discard, progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.backends import suite_label
+from distrl.runtime.drops import check_some_completed
 from distrl.runtime.play import play, select_tasks
 
 
@@ -29,14 +32,14 @@ def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None 
     tasks = select_tasks(cfg)  # bad task input fails here, before any progress output
     err = Console(stderr=True)
     successes = 0
-    with Progress(
+    with progress_bar(
         TextColumn(f"[bold]{command}[/] {{task.fields[policy]}} on {{task.fields[suite]}}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("success {task.fields[rate]}"),
         TimeElapsedColumn(),
         console=err,
-        transient=as_json,
+        keep=not as_json,
     ) as progress:
         bar = progress.add_task(
             "play",
@@ -53,9 +56,12 @@ def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None 
             progress.update(bar, advance=1, rate=f"{successes / done:.2f}")
 
         result = play(cfg, tasks, on_episode=advance, command=command)
+        if result.episodes == 0:
+            discard(progress)  # the error line below says what happened
     summary = result.summary()
     if as_json:
         emit_json(summary)
+        check_some_completed(result.episodes, result.drops, result.run_dir)
         return 0
     out = Console(file=sys.stdout)
     suite = suite_label(cfg)
@@ -73,6 +79,9 @@ def show(cfg: RunConfig, as_json: bool, command: str = "play", hint: str | None 
         f"episodes {result.episodes}, mean steps {summary['mean_steps']}, "
         f"trajectories in {result.run_dir / 'trajectories'}"
     )
+    if result.drops.count:
+        out.print(f"[bold red]dropped {result.drops.count}[/]: {escape(result.drops.describe())}")
+    check_some_completed(result.episodes, result.drops, result.run_dir)
     if hint:
         out.print(hint.format(run_dir=result.run_dir))
     return 0

@@ -7,14 +7,18 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.cli.main import emit_json
+from distrl.cli.progress import discard, progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.envs.backends import suite_label
 from distrl.errors import InputError
+from distrl.runtime.drops import DropLog, check_some_completed
+from distrl.runtime.run_dir import check_writable
 from distrl.runtime.run_log import CHECKPOINT
 from distrl.runtime.serial import load_demonstrations, train
 
@@ -30,6 +34,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if resume is not None:
         if not (resume / CHECKPOINT).exists():
             raise InputError(f"--resume {resume}: no checkpoint at {resume / CHECKPOINT}")
+        check_writable(resume)  # before any thread (TensorBoard's writer) finds it read-only
         cfg = load_config(resume / "config.yaml", overrides)
     else:
         cfg = load_config(args.preset, overrides)
@@ -41,14 +46,14 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # before any progress output
     err = Console(stderr=True)
-    with Progress(
+    with progress_bar(
         TextColumn(f"[bold]train[/] {cfg.train.algo} on {suite_label(cfg)} ({_runtime(cfg)})"),
         BarColumn(),
         TextColumn("{task.percentage:>3.0f}% of {task.fields[minutes]} min"),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
         console=err,
-        transient=args.json,
+        keep=not args.json,
     ) as progress:
         bar = progress.add_task("train", total=1.0, minutes=cfg.train.minutes, info="")
 
@@ -62,10 +67,17 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         result = run_training(
             cfg, resume=resume, demonstrations=demonstrations, on_progress=advance
         )
-        progress.update(bar, completed=1.0, info="done")
+        drops = result.drops or DropLog.without_messages(
+            int(result.extra.get("dropped_partial", 0))
+        )
+        if result.episodes == 0 and drops.count:
+            discard(progress)  # the error line below says what happened
+        else:
+            progress.update(bar, completed=1.0, info="done")
     summary = result.summary()
     if args.json:
         emit_json(summary)
+        check_some_completed(result.episodes, drops, result.run_dir)
         return 0
     table = Table(
         "minutes",
@@ -83,5 +95,9 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         )
     out = Console(file=sys.stdout)
     out.print(table)
+    out.print(f"episodes {result.episodes}, updates {result.updates}")
+    if drops.count:
+        out.print(f"[bold red]dropped {drops.count}[/]: {escape(drops.describe())}")
+    check_some_completed(result.episodes, drops, result.run_dir)
     out.print(f"run folder {result.run_dir} (tensorboard --logdir {result.run_dir}/tensorboard)")
     return 0

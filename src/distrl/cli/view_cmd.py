@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from distrl.cli.foreground import interrupt_on_signals
 from distrl.cli.main import emit_json
+from distrl.cli.progress import progress_bar
 from distrl.errors import InputError
 from distrl.viewer import build_view
 from distrl.viewer.report import check_run_dir
@@ -25,13 +26,13 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         raise InputError(f"--max-trajectories {args.max_trajectories}: must be >= 0")
     run_dir = check_run_dir(Path(args.run_dir))  # before any progress output
     err = Console(stderr=True)
-    with Progress(
+    with progress_bar(
         TextColumn(f"[bold]view[/] {run_dir.name}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
-        transient=True,
+        keep=False,
     ) as progress:
         bar = progress.add_task("view", total=None)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -31,6 +31,7 @@ __all__ = [
     "ConfigError",
     "apply_overrides",
     "available_presets",
+    "config_fields",
     "config_to_yaml",
     "load_config",
 ]
@@ -76,7 +77,7 @@ class ConfigError(ValueError):
     ...     load_config(overrides=["play.episodes=0"])
     ... except ConfigError as error:
     ...     print(error)
-    config key 'play.episodes' = 0 is out of range (must be >= 1)
+    config key 'play.episodes' = 0 is out of range (must be >= 1 and <= 1000000)
     """
 
     def __init__(self, message: str, key: str | None = None) -> None:
@@ -156,6 +157,24 @@ def apply_overrides(cfg: ConfigT, overrides: Sequence[str]) -> ConfigT:
     return _validate(type(cfg), raw)
 
 
+def config_fields(
+    model: type[BaseModel] = RunConfig, prefix: str = ""
+) -> Iterator[tuple[str, FieldInfo]]:
+    """Every leaf setting of ``model`` as (dotted key, pydantic field), sections walked into:
+    what a config author can set, for documentation and for tests that cover every key.
+
+    >>> dict(config_fields())["train.batch_size"].default
+    32
+    """
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        section = _model_in(field.annotation)
+        if section is not None:
+            yield from config_fields(section, key + ".")
+        else:
+            yield key, field
+
+
 def config_to_yaml(cfg: BaseModel) -> str:
     """Render the fully resolved config as YAML, every value spelled out.
 
@@ -186,6 +205,12 @@ def _read_preset(preset: str | Path) -> tuple[dict[str, Any], str]:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise ConfigError(f"config file '{path}' cannot be read ({reason})") from None
+    except UnicodeDecodeError as error:
+        line = error.object[: error.start].count(b"\n") + 1
+        raise ConfigError(
+            f"config file '{path}' is not UTF-8 text (byte {error.object[error.start]:#04x} on "
+            f"line {line}); save it as UTF-8"
+        ) from None
     return _parse_yaml_mapping(text, f"config file '{path}'"), f"config file '{path}'"
 
 
@@ -209,10 +234,31 @@ def _matching_suffix(name: str) -> str | None:
     return next((suffix for suffix in _YAML_SUFFIXES if name.endswith(suffix)), None)
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, but a key given twice in one mapping is an error: plain PyYAML keeps
+    the last value silently, so a preset that sets ``episodes`` twice would run with whichever
+    came last and nobody would know."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if isinstance(key, typing.Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"key {key!r} appears twice (first on line {seen[key].start_mark.line + 1})",
+                    key_node.start_mark,
+                )
+            if isinstance(key, typing.Hashable):
+                seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
 def _parse_yaml_mapping(text: str, source: str) -> dict[str, Any]:
     """Parse YAML text whose top level must be a mapping of sections (empty means defaults)."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as error:
         raise ConfigError(f"{source} is not valid YAML: {_yaml_error_summary(error)}") from None
     if data is None:
@@ -322,6 +368,18 @@ def _describe(
         return f"config key '{key}' = {_show(value)} is out of range (must be {bounds})"
     if error_type == "missing":
         return f"config key '{key}' is missing (it is required)"
+    if error_type in ("string_too_long", "too_long"):
+        limit = ctx.get("max_length", "?")
+        unit = "characters" if error_type == "string_too_long" else "items"
+        return f"config key '{key}' = {_show(value)} is too long (at most {limit} {unit})"
+    if error_type in ("string_too_short", "too_short"):
+        return f"config key '{key}' = {_show(value)} is too short or empty"
+    if error_type == "value_error":
+        # A validator's own sentence; for a whole section the value would only repeat it.
+        reason = str(detail.get("msg", "")).removeprefix("Value error, ")
+        if _section_at(model, loc) is not None:
+            return f"config section '{key}' is invalid: {reason}"
+        return f"config key '{key}' = {_show(value)} is invalid: {reason}"
     if error_type in _EXPECTED_BY_ERROR_TYPE:
         expected = _EXPECTED_BY_ERROR_TYPE[error_type]
         section = _section_at(model, loc)

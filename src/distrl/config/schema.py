@@ -21,7 +21,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: Longest string any config value may be (paths, URLs, names).
+MAX_TEXT_CHARS = 4096
+#: Longest run folder name (file systems allow 255 bytes per path component).
+MAX_RUN_NAME_CHARS = 200
 
 
 class ConfigSection(BaseModel):
@@ -30,9 +35,28 @@ class ConfigSection(BaseModel):
     ``extra="forbid"`` turns a misspelt key into an error; ``validate_assignment`` keeps a config
     valid when code edits it after loading; ``allow_inf_nan=False`` keeps ``.inf``/``.nan`` (valid
     YAML floats) out of timings and probabilities, where they would only break arithmetic later.
+    Every number has an upper bound too, every list a longest length and every string
+    ``MAX_TEXT_CHARS``: a value far past anything sensible (``batch_size=10**20``) fails here, at
+    start-up, not minutes later when it is first used (the schema tests check that no field is
+    left unbounded).
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        allow_inf_nan=False,
+        str_max_length=MAX_TEXT_CHARS,
+    )
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul_characters(cls, value: Any) -> Any:
+        """No string may hold a NUL: paths, names and URLs become C strings on their way to the
+        operating system, which would fail on one with an error far from the setting."""
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            raise ValueError("text cannot contain a NUL character")
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -115,26 +139,34 @@ class LatencyConfig(ConfigSection):
     time_scale: float = Field(
         default=1.0,
         ge=0.0,
+        le=10.0,
         description="Real seconds slept per modelled second (0.01 compresses 100x; 0 = no sleep).",
     )
     step_seconds: float = Field(
-        default=7.0, gt=0.0, description="Mean modelled seconds per step (settle + judge)."
+        default=7.0,
+        gt=0.0,
+        le=3600.0,
+        description="Mean modelled seconds per step (settle + judge).",
     )
     step_sigma: float = Field(
-        default=0.35, ge=0.0, description="Lognormal sigma of step time (0 = constant)."
+        default=0.35, ge=0.0, le=5.0, description="Lognormal sigma of step time (0 = constant)."
     )
     type_extra_seconds: float = Field(
-        default=4.0, ge=0.0, description="Extra modelled seconds before a TYPE action."
+        default=4.0, ge=0.0, le=600.0, description="Extra modelled seconds before a TYPE action."
     )
     reset_seconds: float = Field(
-        default=45.0, gt=0.0, description="Mean modelled seconds per reset (snapshot boot)."
+        default=45.0,
+        gt=0.0,
+        le=3600.0,
+        description="Mean modelled seconds per reset (snapshot boot).",
     )
     reset_sigma: float = Field(
-        default=0.5, ge=0.0, description="Lognormal sigma of reset time (0 = constant)."
+        default=0.5, ge=0.0, le=5.0, description="Lognormal sigma of reset time (0 = constant)."
     )
     device_speed_sigma: float = Field(
         default=0.3,
         ge=0.0,
+        le=5.0,
         description="Lognormal sigma of a per-device speed factor (heterogeneous hardware).",
     )
     crash_prob: float = _probability(0.0, "Chance per step that the device crashes.")
@@ -142,6 +174,7 @@ class LatencyConfig(ConfigSection):
     hang_timeout_seconds: float = Field(
         default=120.0,
         gt=0.0,
+        le=86400.0,
         description="Modelled seconds a hung step blocks before it is declared dead.",
     )
 
@@ -170,22 +203,32 @@ class EmulatorConfig(ConfigSection):
 
     binary: str | None = Field(
         default=None,
+        max_length=4096,
         description="Path to the SDK's `emulator` binary; None: use devices the adb server "
         "already lists (phones, running emulators, fake-adb).",
     )
-    avd: str | None = Field(default=None, description="AVD name to boot (`emulator -avd NAME`).")
-    count: int = Field(default=1, ge=1, description="Emulators to start.")
+    avd: str | None = Field(
+        default=None, max_length=256, description="AVD name to boot (`emulator -avd NAME`)."
+    )
+    count: int = Field(default=1, ge=1, le=64, description="Emulators to start.")
     first_port: int = Field(
         default=5554, ge=5554, le=5682, description="Console port of the first emulator (even)."
     )
     snapshot: str = Field(
-        default="distrl", description="Snapshot loaded on every reset (saved once after boot)."
+        default="distrl",
+        max_length=256,
+        description="Snapshot loaded on every reset (saved once after boot).",
     )
     boot_timeout_seconds: float = Field(
-        default=180.0, gt=0, description="Time an emulator gets to report boot completed."
+        default=180.0,
+        gt=0,
+        le=3600.0,
+        description="Time an emulator gets to report boot completed.",
     )
     extra_args: list[str] = Field(
-        default_factory=list, description="Extra emulator arguments (e.g. ['-gpu', 'swiftshader'])."
+        default_factory=list,
+        max_length=64,
+        description="Extra emulator arguments (e.g. ['-gpu', 'swiftshader']).",
     )
 
 
@@ -195,7 +238,9 @@ class AndroidConfig(ConfigSection):
     adb_host: str = Field(default="127.0.0.1", description="Host of the adb server.")
     adb_port: int = Field(default=5037, ge=1, le=65535, description="Port of the adb server.")
     serials: list[str] | None = Field(
-        default=None, description="Device serials to use; None: every device that is online."
+        default=None,
+        max_length=1024,
+        description="Device serials to use; None: every device that is online.",
     )
     reset: Literal["snapshot", "home"] = Field(
         default="home",
@@ -205,10 +250,14 @@ class AndroidConfig(ConfigSection):
     settle_seconds: float = Field(
         default=0.0,
         ge=0,
+        le=600.0,
         description="Wait after an action before the screenshot (DigiRL waited 5 s on emulators).",
     )
     command_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="Timeout of one adb command; past it the device is hung."
+        default=30.0,
+        gt=0,
+        le=3600.0,
+        description="Timeout of one adb command; past it the device is hung.",
     )
     emulator: EmulatorConfig = Field(
         default_factory=EmulatorConfig, description="Emulator pool from the Android SDK."
@@ -226,6 +275,8 @@ class MiniWoBConfig(ConfigSection):
             "focus-text",
             "enter-text",
         ],
+        min_length=1,
+        max_length=256,
         description="MiniWoB++ task names, as in the miniwob package (e.g. click-button).",
     )
     chrome_binary: str | None = Field(
@@ -236,7 +287,9 @@ class MiniWoBConfig(ConfigSection):
         default=None,
         description="ChromeDriver; None: $MINIWOB_CHROMEDRIVER, else /usr/bin/chromedriver.",
     )
-    horizon: int = Field(default=10, ge=1, description="Steps before an episode is truncated.")
+    horizon: int = Field(
+        default=10, ge=1, le=1000, description="Steps before an episode is truncated."
+    )
     screenshots: bool = Field(
         default=True,
         description="Capture a screenshot every step (off: ~3x faster steps, black screenshots; "
@@ -245,11 +298,12 @@ class MiniWoBConfig(ConfigSection):
     time_limit_seconds: float | None = Field(
         default=None,
         gt=0,
+        le=3600.0,
         description="The page's own time limit (None: lifted; the horizon bounds episodes, since "
         "queueing and batched inference make wall-clock time no measure of the agent).",
     )
-    width: int = Field(default=160, ge=160, description="Task area width in CSS pixels.")
-    height: int = Field(default=210, ge=210, description="Task area height in CSS pixels.")
+    width: int = Field(default=160, ge=160, le=2000, description="Task area width in CSS pixels.")
+    height: int = Field(default=210, ge=210, le=2000, description="Task area height in CSS pixels.")
 
 
 class EnvConfig(ConfigSection):
@@ -285,7 +339,7 @@ class PlayConfig(ConfigSection):
         description="oracle solves each task; noisy adds random slips; random acts at random.",
     )
     noise: float = _probability(0.3, "Noisy oracle: chance of a random action instead.")
-    episodes: int = Field(default=20, ge=1, description="Episodes to play.")
+    episodes: int = Field(default=20, ge=1, le=1_000_000, description="Episodes to play.")
     save_screens: bool = Field(
         default=False, description="Save screenshots with the trajectories (large)."
     )
@@ -296,12 +350,19 @@ class ARideConfig(ConfigSection):
 
     gamma: float = Field(default=0.95, gt=0, le=1, description="Discount factor.")
     lam: float = Field(default=0.95, ge=0, le=1, description="Retrace lambda (trace decay).")
-    c_bar: float = Field(default=1.0, gt=0, description="Trace clip: c_t = lam * min(c_bar, rho).")
-    rho_bar: float = Field(
-        default=1.0, gt=0, description="Clip of the importance ratio on TD errors and the policy."
+    c_bar: float = Field(
+        default=1.0, gt=0, le=100.0, description="Trace clip: c_t = lam * min(c_bar, rho)."
     )
-    entropy_coef: float = Field(default=0.001, ge=0, description="beta: entropy bonus weight.")
-    value_coef: float = Field(default=0.5, ge=0, description="Weight of the critic loss.")
+    rho_bar: float = Field(
+        default=1.0,
+        gt=0,
+        le=100.0,
+        description="Clip of the importance ratio on TD errors and the policy.",
+    )
+    entropy_coef: float = Field(
+        default=0.001, ge=0, le=10.0, description="beta: entropy bonus weight."
+    )
+    value_coef: float = Field(default=0.5, ge=0, le=100.0, description="Weight of the critic loss.")
     policy_objective: Literal["truncated_is", "ppo_clip", "clipped_is"] = Field(
         default="clipped_is",
         description="truncated_is: -min(rho_bar, rho) A log pi (DESIGN); ppo_clip: PPO's clipped "
@@ -314,30 +375,46 @@ class ARideConfig(ConfigSection):
         description="Standardise advantages over the batch's valid steps before clamping.",
     )
     advantage_clip: float = Field(
-        default=5.0, gt=0, description="Advantages are clamped to [-clip, clip] for stability."
+        default=5.0,
+        gt=0,
+        le=1000.0,
+        description="Advantages are clamped to [-clip, clip] for stability.",
     )
     max_log_ratio: float = Field(
-        default=5.0, gt=0, description="log(pi/mu) is capped here before exponentiating."
+        default=5.0, gt=0, le=50.0, description="log(pi/mu) is capped here before exponentiating."
     )
-    priority_w1: float = Field(default=1.0, ge=0, description="DPER weight of mean |delta|.")
-    priority_w2: float = Field(default=0.1, ge=0, description="DPER weight of mean rho.")
-    priority_w3: float = Field(default=0.1, ge=0, description="DPER weight of mean entropy.")
+    priority_w1: float = Field(
+        default=1.0, ge=0, le=100.0, description="DPER weight of mean |delta|."
+    )
+    priority_w2: float = Field(default=0.1, ge=0, le=100.0, description="DPER weight of mean rho.")
+    priority_w3: float = Field(
+        default=0.1, ge=0, le=100.0, description="DPER weight of mean entropy."
+    )
     prioritized: bool = Field(
         default=True,
         description="Sample the replay by priority (DPER); false samples uniformly (an ablation).",
     )
     # DPER's sampling constants (Schaul et al.'s defaults): draws ~ p^alpha, importance weights
     # (N P)^-beta with beta annealed linearly from start to end over beta_steps updates.
-    priority_alpha: float = Field(default=0.6, ge=0, description="DPER: P(i) ~ p_i^alpha.")
-    priority_beta_start: float = Field(default=0.4, ge=0, description="DPER: first beta.")
-    priority_beta_end: float = Field(default=1.0, ge=0, description="DPER: final beta.")
-    priority_beta_steps: int = Field(default=100_000, ge=0, description="DPER: annealing span.")
-    step_cost: float = Field(default=0.01, ge=0, description="Reward cost of every step.")
-    invalid_penalty: float = Field(default=0.1, ge=0, description="Penalty of an invalid action.")
-    repeat_penalty: float = Field(
-        default=0.05, ge=0, description="Penalty for repeating the previous action verbatim."
+    priority_alpha: float = Field(default=0.6, ge=0, le=10.0, description="DPER: P(i) ~ p_i^alpha.")
+    priority_beta_start: float = Field(default=0.4, ge=0, le=1.0, description="DPER: first beta.")
+    priority_beta_end: float = Field(default=1.0, ge=0, le=1.0, description="DPER: final beta.")
+    priority_beta_steps: int = Field(
+        default=100_000, ge=0, le=1_000_000_000, description="DPER: annealing span."
     )
-    window: int = Field(default=8, ge=1, description="Steps per replay window (Retrace n).")
+    step_cost: float = Field(default=0.01, ge=0, le=10.0, description="Reward cost of every step.")
+    invalid_penalty: float = Field(
+        default=0.1, ge=0, le=10.0, description="Penalty of an invalid action."
+    )
+    repeat_penalty: float = Field(
+        default=0.05,
+        ge=0,
+        le=10.0,
+        description="Penalty for repeating the previous action verbatim.",
+    )
+    window: int = Field(
+        default=8, ge=1, le=1000, description="Steps per replay window (Retrace n)."
+    )
 
 
 class DigiRLConfig(ConfigSection):
@@ -351,7 +428,10 @@ class DigiRLConfig(ConfigSection):
         description="Advantage mix: lam^k * R + (1 - lam^k) * one-step TD, k steps before the end.",
     )
     advantage_threshold: float = Field(
-        default=0.0, description="Actor trains on steps whose advantage exceeds this."
+        default=0.0,
+        ge=-100.0,
+        le=100.0,
+        description="Actor trains on steps whose advantage exceeds this.",
     )
     top_fraction: float = Field(
         default=0.5,
@@ -360,7 +440,9 @@ class DigiRLConfig(ConfigSection):
         description="Curriculum: fraction of each batch's windows, ranked by R - V(instruction, "
         "s0), that trains the actor.",
     )
-    value_coef: float = Field(default=0.5, ge=0, description="Weight of the two critic losses.")
+    value_coef: float = Field(
+        default=0.5, ge=0, le=100.0, description="Weight of the two critic losses."
+    )
 
 
 class TrainConfig(ConfigSection):
@@ -381,16 +463,25 @@ class TrainConfig(ConfigSection):
         "or sync (DigiRL-style rounds: collect episodes_per_round, barrier, train "
         "updates_per_round, broadcast). The serial runtime always runs rounds.",
     )
-    devices: int = Field(default=8, ge=1, description="Devices in all (split over the workers).")
-    minutes: float = Field(default=20.0, gt=0, description="Wall-clock budget of the run.")
+    devices: int = Field(
+        default=8, ge=1, le=4096, description="Devices in all (split over the workers)."
+    )
+    minutes: float = Field(
+        default=20.0, gt=0, le=10_080.0, description="Wall-clock budget of the run."
+    )
     max_updates: int | None = Field(
-        default=None, ge=1, description="Stop after this many updates (None: budget only)."
+        default=None,
+        ge=1,
+        le=1_000_000_000,
+        description="Stop after this many updates (None: budget only).",
     )
     episodes_per_round: int = Field(
-        default=8, ge=1, description="Episodes collected between rounds of updates."
+        default=8, ge=1, le=100_000, description="Episodes collected between rounds of updates."
     )
-    updates_per_round: int = Field(default=4, ge=1, description="Learner updates per round.")
-    batch_size: int = Field(default=32, ge=1, description="Windows per update.")
+    updates_per_round: int = Field(
+        default=4, ge=1, le=100_000, description="Learner updates per round."
+    )
+    batch_size: int = Field(default=32, ge=1, le=65_536, description="Windows per update.")
     learner_processes: int = Field(
         default=1,
         ge=1,
@@ -399,14 +490,19 @@ class TrainConfig(ConfigSection):
         "cluster has GPUs) each; every update's batch is split over them and their gradients "
         "averaged (NCCL on GPUs, gloo on CPU).",
     )
-    lr: float = Field(default=3e-4, gt=0, description="Adam learning rate.")
-    grad_clip: float = Field(default=1.0, gt=0, description="Gradient norm clip.")
-    replay_capacity: int = Field(default=20000, ge=1, description="Windows the replay holds.")
-    min_replay: int = Field(default=64, ge=1, description="Windows needed before updating.")
+    lr: float = Field(default=3e-4, gt=0, le=1.0, description="Adam learning rate.")
+    grad_clip: float = Field(default=1.0, gt=0, le=1e6, description="Gradient norm clip.")
+    replay_capacity: int = Field(
+        default=20000, ge=1, le=10_000_000, description="Windows the replay holds."
+    )
+    min_replay: int = Field(
+        default=64, ge=1, le=10_000_000, description="Windows needed before updating."
+    )
     max_staleness: int = Field(
         default=50,
         ge=0,
-        description="Drop windows acted by weights more than this many versions old.",
+        le=1_000_000_000,  # a benchmark sets 10**9: never stale
+        description="Drop windows acted by weights this many versions old.",
     )
     freeze_behaviour: bool = Field(
         default=False,
@@ -416,30 +512,38 @@ class TrainConfig(ConfigSection):
     max_inserts_per_sample: float | None = Field(
         default=None,
         gt=0,
+        le=1e6,
         description="Backpressure: workers hold off while the replay has taken more than this "
         "many windows per window the learner sampled (None: never hold off).",
     )
     max_samples_per_insert: float | None = Field(
         default=8.0,
         gt=0,
+        le=1e6,
         description="Async mode: the learner holds off while it has drawn more than this many "
         "windows per window inserted, so a fast learner beside slow devices does not overfit a "
         "small, fresh replay (serial and sync rounds fix their own ratio; None: never wait).",
     )
     warm_start_episodes: int = Field(
-        default=0, ge=0, description="Noisy-oracle demonstrations to clone before RL (0: none)."
+        default=0,
+        ge=0,
+        le=1_000_000,
+        description="Noisy-oracle demonstrations to clone before RL (0: none).",
     )
     demo_noise: float = _probability(0.5, "Random-action rate of the demonstrating oracle.")
     demos: str | None = Field(
         default=None,
+        max_length=4096,
         description="Warm start from the demonstrations of a `distrl collect-demos` run folder "
         "instead of collecting them (warm_start_episodes is then ignored).",
     )
     bc_steps: int = Field(
-        default=100, ge=0, description="Behaviour-cloning steps of the warm start."
+        default=100, ge=0, le=10_000_000, description="Behaviour-cloning steps of the warm start."
     )
-    bc_batch_size: int = Field(default=64, ge=1, description="Steps per behaviour-cloning batch.")
-    bc_lr: float = Field(default=1e-3, gt=0, description="Behaviour-cloning learning rate.")
+    bc_batch_size: int = Field(
+        default=64, ge=1, le=65_536, description="Steps per behaviour-cloning batch."
+    )
+    bc_lr: float = Field(default=1e-3, gt=0, le=1.0, description="Behaviour-cloning learning rate.")
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,
@@ -448,9 +552,22 @@ class TrainConfig(ConfigSection):
         "kept beside the replay (never evicted, never stale), so that skills the weak warm "
         "start missed (multi-step typing) keep successful examples (0: online data only).",
     )
-    eval_every_minutes: float = Field(default=2.0, gt=0, description="Test-split eval period.")
-    eval_episodes: int = Field(default=50, ge=1, description="Episodes per evaluation.")
-    checkpoint_every_minutes: float = Field(default=2.0, gt=0, description="Checkpoint period.")
+    eval_every_minutes: float = Field(
+        default=2.0, gt=0, le=100_000.0, description="Test-split eval period."
+    )
+    eval_episodes: int = Field(default=50, ge=1, le=100_000, description="Episodes per evaluation.")
+    checkpoint_every_minutes: float = Field(
+        default=2.0, gt=0, le=100_000.0, description="Checkpoint period."
+    )
+
+    @model_validator(mode="after")
+    def _replay_can_fill(self) -> TrainConfig:
+        if self.min_replay > self.replay_capacity:
+            raise ValueError(
+                f"train.min_replay={self.min_replay} exceeds train.replay_capacity="
+                f"{self.replay_capacity}: the replay could never fill enough to train"
+            )
+        return self
 
 
 class RayConfig(ConfigSection):
@@ -462,10 +579,16 @@ class RayConfig(ConfigSection):
         "to 127.0.0.1.",
     )
     num_cpus: int | None = Field(
-        default=None, ge=1, description="CPUs of the local Ray (None: all of this machine's)."
+        default=None,
+        ge=1,
+        le=4096,
+        description="CPUs of the local Ray (None: all of this machine's).",
     )
     workers: int = Field(
-        default=2, ge=1, description="Worker actors; train.devices are split evenly over them."
+        default=2,
+        ge=1,
+        le=4096,
+        description="Worker actors; train.devices are split evenly over them.",
     )
     device_resource: str = Field(
         default="distrl_device",
@@ -475,20 +598,23 @@ class RayConfig(ConfigSection):
     step_timeout_seconds: float = Field(
         default=300.0,
         gt=0,
+        le=86_400.0,
         description="Real seconds a device reset or step may take before the device is declared "
         "hung, replaced and its episode dropped.",
     )
     flush_seconds: float = Field(
         default=2.0,
         ge=0,
+        le=3600.0,
         description="The replay stores arriving trajectories as one Parquet shard per period.",
     )
     call_timeout_seconds: float = Field(
-        default=600.0, gt=0, description="Longest wait on any single call to an actor."
+        default=600.0, gt=0, le=86_400.0, description="Longest wait on any single call to an actor."
     )
     learner_threads: int | None = Field(
         default=None,
         ge=1,
+        le=1024,
         description="PyTorch threads of a one-process learner (None: every CPU of its node). Ray "
         "pins an actor that reserves 1 CPU to 1 thread; the devices are latency-bound and acting "
         "is cheap, so the learner's compute is where the cores pay.",
@@ -507,18 +633,23 @@ class VLMJudgeConfig(ConfigSection):
         default="OPENAI_API_KEY", description="Environment variable that holds the API key."
     )
     screenshots: int = Field(
-        default=2, ge=1, description="Last screenshots sent with each judgement."
+        default=2, ge=1, le=16, description="Last screenshots sent with each judgement."
     )
     max_image_side: int = Field(
-        default=768, ge=64, description="Screenshots are downscaled to this longest side."
+        default=768, ge=64, le=4096, description="Screenshots are downscaled to this longest side."
     )
-    timeout_seconds: float = Field(default=60.0, gt=0, description="Timeout of one request.")
-    max_retries: int = Field(default=4, ge=0, description="Retries of a failed request.")
+    timeout_seconds: float = Field(
+        default=60.0, gt=0, le=3600.0, description="Timeout of one request."
+    )
+    max_retries: int = Field(default=4, ge=0, le=100, description="Retries of a failed request.")
     backoff_seconds: float = Field(
-        default=1.0, ge=0, description="First retry delay; doubles per retry (with jitter)."
+        default=1.0,
+        ge=0,
+        le=600.0,
+        description="First retry delay; doubles per retry (with jitter).",
     )
     requests_per_minute: float = Field(
-        default=60.0, gt=0, description="Client-side rate limit across threads."
+        default=60.0, gt=0, le=1e6, description="Client-side rate limit across threads."
     )
     cache_dir: str | None = Field(
         default=None, description="Verdict cache folder; None: an in-memory cache only."
@@ -552,11 +683,16 @@ class VLMPolicyConfig(ConfigSection):
         default=False, description="Build the tiny random-weight VLM locally instead of a path."
     )
     seed: int = Field(
-        default=0, ge=0, description="Seed of the tiny base's weights and of the new LoRA/critic."
+        default=0,
+        ge=0,
+        le=2**32 - 1,
+        description="Seed of the tiny base's weights and of the new LoRA/critic.",
     )
     lora: bool = Field(default=True, description="Train LoRA adapters (off: train every weight).")
     lora_r: int = Field(default=8, ge=1, le=1024, description="LoRA rank.")
-    lora_alpha: float = Field(default=16.0, gt=0, description="LoRA scaling numerator.")
+    lora_alpha: float = Field(
+        default=16.0, gt=0, le=10_000.0, description="LoRA scaling numerator."
+    )
     lora_dropout: float = Field(
         default=0.0,
         ge=0.0,
@@ -566,6 +702,8 @@ class VLMPolicyConfig(ConfigSection):
     )
     target_modules: list[str] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+        min_length=1,
+        max_length=256,
         description="Module names (suffixes) that get LoRA adapters.",
     )
     temperature: float = Field(
@@ -592,11 +730,15 @@ class VLMPolicyConfig(ConfigSection):
         default="auto", description="Where the model runs; auto: CUDA when visible."
     )
     max_batch_size: int = Field(
-        default=64, ge=1, description="Observations per forward pass (larger batches are split)."
+        default=64,
+        ge=1,
+        le=4096,
+        description="Observations per forward pass (larger batches are split).",
     )
     cpu_threads: int | None = Field(
         default=None,
         ge=1,
+        le=1024,
         description="torch threads for the policy's forward passes on CPU; None: 1 for the tiny "
         "model (its ops are too small to split: 2 threads ran 10-25x slower on a busy 2-core "
         "machine), torch's own setting otherwise.",
@@ -634,10 +776,17 @@ class PolicyConfig(ConfigSection):
 class RunConfig(ConfigSection):
     """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
 
-    seed: int = Field(default=0, ge=0, description="Root seed; every component derives its own.")
-    run_root: str = Field(default="runs", description="Folder under which run folders are made.")
+    seed: int = Field(
+        default=0, ge=0, le=2**32 - 1, description="Root seed; every component derives its own."
+    )
+    run_root: str = Field(
+        default="runs", min_length=1, description="Folder under which run folders are made."
+    )
     run_name: str | None = Field(
-        default=None, description="Run folder name; None picks a timestamped one."
+        default=None,
+        max_length=MAX_RUN_NAME_CHARS,
+        description="Run folder name, one folder directly under run_root; None picks a "
+        "timestamped one.",
     )
     env: EnvConfig = Field(default_factory=EnvConfig, description="Device backend and tasks.")
     play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")
@@ -655,3 +804,23 @@ class RunConfig(ConfigSection):
     policy: PolicyConfig = Field(
         default_factory=PolicyConfig, description="The policy a run trains (small or vlm)."
     )
+
+    @field_validator("run_name")
+    @classmethod
+    def _one_folder_under_the_root(cls, name: str | None) -> str | None:
+        """A run name is one folder name, so a run never writes outside ``run_root``
+        (``../..``, ``/etc`` or ``a/b`` are refused, not resolved)."""
+        if name is not None:
+            check_folder_name(name)
+        return name
+
+
+def check_folder_name(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is one plain folder name (no separators, not ``.``
+    or ``..``, no control characters, not starting with ``-`` where it would read as a flag)."""
+    if not name or name.strip() != name:
+        raise ValueError("a run name must be a non-empty name without surrounding spaces")
+    if "/" in name or "\\" in name or name in (".", ".."):
+        raise ValueError("a run name is one folder name under run_root, not a path")
+    if name.startswith("-") or any(ord(char) < 32 or ord(char) == 127 for char in name):
+        raise ValueError("a run name cannot start with '-' or contain control characters")

@@ -119,7 +119,8 @@ def evaluation_slot(cfg: RunConfig, index: int) -> int:
 
 def load_tasks(cfg: RunConfig, split: str) -> list[Task]:
     """The tasks of ``split`` for the configured backend (a task file overrides the suite)."""
-    from distrl.envs.phonesim.tasks.suites import load_suite, load_task_file
+    from distrl.envs.phonesim.tasks.suites import load_suite
+    from distrl.envs.task_file import load_task_file
 
     if cfg.env.task_file:
         return load_task_file(cfg.env.task_file)

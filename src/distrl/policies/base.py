@@ -30,7 +30,8 @@ import torch
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation
-from distrl.errors import InputError
+from distrl.errors import InputError, first_sentence
+from distrl.torch_files import read_torch_file
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -162,18 +163,17 @@ def register_policy(name: str) -> Callable[[type[PolicyT]], type[PolicyT]]:
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
     """The checkpoint dict at ``path``, checked for the distrl policy format.
 
-    Loaded with ``weights_only=True``: a checkpoint is data (tensors, numbers, strings), and
-    unpickling arbitrary objects from a file would run arbitrary code.
+    Loaded with ``weights_only=True`` (:func:`~distrl.torch_files.read_torch_file`): a checkpoint
+    is data (tensors, numbers, strings), and unpickling arbitrary objects from a file would run
+    arbitrary code.
     """
     path = Path(path)
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise PolicyCheckpointError(f"policy checkpoint {path}: no such file") from None
-    except Exception as error:  # torch raises many types for a corrupt or foreign file
-        raise PolicyCheckpointError(
-            f"policy checkpoint {path}: cannot be read ({type(error).__name__}: {error})"
-        ) from None
+    data = read_torch_file(
+        path,
+        "policy checkpoint",
+        "point --checkpoint at a policy.pt written by distrl train",
+        PolicyCheckpointError,
+    )
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise PolicyCheckpointError(
             f"policy checkpoint {path}: not a distrl policy checkpoint "
@@ -193,4 +193,14 @@ def load_policy(path: str | Path) -> Policy:
             f"policy checkpoint {path}: unknown policy kind {kind!r} "
             f"(known: {', '.join(sorted(POLICY_REGISTRY)) or 'none'})"
         )
-    return POLICY_REGISTRY[kind].load(path)
+    try:
+        return POLICY_REGISTRY[kind].load(path)
+    except PolicyCheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        # The format tag is right but the content is not (edited, or from another version).
+        raise PolicyCheckpointError(
+            f"policy checkpoint {path}: its {kind} policy cannot be rebuilt "
+            f"({type(error).__name__}: {first_sentence(str(error))}); point --checkpoint at a "
+            "policy.pt written by this version of distrl"
+        ) from None

@@ -21,6 +21,7 @@ from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.backends import load_tasks, make_device, task_family
 from distrl.envs.protocol import DeviceEnv, DeviceFault
+from distrl.runtime.drops import DropLog
 from distrl.runtime.rollout import run_episode
 from distrl.runtime.run_dir import create_run_dir, write_summary
 from distrl.store import TrajectoryStore
@@ -31,10 +32,15 @@ class PlayResult:
     run_dir: Path
     episodes: int
     successes: int
-    #: Episodes lost to a device crash or hang: dropped whole, never stored half-done.
-    dropped: int = 0
+    #: Episodes lost to a device crash, a hang or an unreachable judge: dropped whole, never
+    #: stored half-done, counted by cause.
+    drops: DropLog = field(default_factory=DropLog)
     steps: list[int] = field(default_factory=list)
     per_template: dict[str, list[bool]] = field(default_factory=dict)
+
+    @property
+    def dropped(self) -> int:
+        return self.drops.count
 
     @property
     def success_rate(self) -> float:
@@ -44,7 +50,7 @@ class PlayResult:
         return {
             "success_rate": round(self.success_rate, 4),
             "episodes": self.episodes,
-            "dropped_episodes": self.dropped,
+            **self.drops.summary(),
             "mean_steps": round(float(np.mean(self.steps)), 3) if self.steps else 0.0,
             "per_template": {
                 name: round(float(np.mean(results)), 4)
@@ -112,9 +118,9 @@ def _play_episodes(
             task = tasks[int(order[episode % len(tasks)])]
             try:
                 trajectory = run_episode(env, agent, task, device_id=_device_id(env))
-            except DeviceFault:
+            except DeviceFault as fault:
                 # The next reset restarts the device; the partial episode is dropped and counted.
-                result.dropped += 1
+                result.drops.record(fault)
                 continue
             appends.add(trajectory)
     return result

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,9 +22,13 @@ from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
+from distrl.errors import InputError, first_sentence
 from distrl.policies.base import Policy
+from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices, evaluate
 from distrl.runtime.run_dir import write_summary
+from distrl.store import StoreError
+from distrl.torch_files import read_torch_file
 
 CHECKPOINT = "checkpoints/latest.pt"
 POLICY_CHECKPOINT = "checkpoints/policy.pt"
@@ -36,6 +42,9 @@ class TrainResult:
     episodes: int = 0
     #: Runtime-specific figures (the ray runtime's collection: utilisation, drops, restarts).
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Episodes the devices dropped, by cause (the serial runtime's; the ray runtime counts its
+    #: own in ``extra``).
+    drops: DropLog | None = None
 
     def summary(self) -> dict[str, object]:
         return {
@@ -46,6 +55,7 @@ class TrainResult:
             "episodes": self.episodes,
             "curve": self.curve,
             **self.extra,
+            **(self.drops.summary() if self.drops is not None else {}),
             "run_dir": str(self.run_dir),
         }
 
@@ -120,8 +130,48 @@ def save_checkpoint(run_dir: Path, state: dict[str, Any], policy: Policy) -> Non
     os.replace(policy_path.with_suffix(".tmp"), policy_path)
 
 
+#: What every runtime's checkpoint holds (a resumed run reads these before anything else).
+_CHECKPOINT_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "learner": dict,
+    "replay": dict,
+    "curve": list,
+    "elapsed": (int, float),
+    "episodes": int,
+}
+
+
 def load_checkpoint(run_dir: Path) -> dict[str, Any]:
-    return torch.load(run_dir / CHECKPOINT, weights_only=True)
+    """The state saved by :func:`save_checkpoint`; an :class:`InputError` naming the file when it
+    is damaged, foreign or not shaped like a distrl checkpoint."""
+    path = run_dir / CHECKPOINT
+    fix = "restore it from a copy, or start a new run (without --resume)"
+    state = read_torch_file(path, "checkpoint", fix)
+    if not isinstance(state, dict):
+        raise InputError(f"checkpoint {path} is not a distrl run checkpoint (a mapping); {fix}")
+    for key, kind in _CHECKPOINT_FIELDS.items():
+        if not isinstance(state.get(key), kind):
+            raise InputError(
+                f"checkpoint {path} is not a distrl run checkpoint ({key!r} is missing or of the "
+                f"wrong type); {fix}"
+            )
+    return state
+
+
+@contextmanager
+def restoring_from(run_dir: Path) -> Iterator[None]:
+    """Around the code that puts a loaded checkpoint's state back: a state that does not fit
+    (a learner of another shape, a field of the wrong kind) is the file's fault, told in one
+    line naming it, not a traceback from deep inside ``load_state_dict``."""
+    try:
+        yield
+    except (InputError, StoreError):
+        raise  # already names its file (a damaged shard is not the checkpoint's fault)
+    except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as error:
+        raise InputError(
+            f"checkpoint {run_dir / CHECKPOINT} does not fit this run "
+            f"({type(error).__name__}: {first_sentence(str(error))}); restore it from a copy, "
+            "or start a new run (without --resume)"
+        ) from error
 
 
 def write_outputs(run_dir: Path, result: TrainResult) -> None:

@@ -43,6 +43,7 @@ from distrl.runtime.run_log import (
     TrainResult,
     load_checkpoint,
     record_eval,
+    restoring_from,
     save_checkpoint,
     write_outputs,
 )
@@ -209,16 +210,18 @@ def train(
         task_sampler,
         seed=cfg.seed,
     )
+    result.drops = worker.stats.drops
     if resume is not None:
         state = load_checkpoint(run_dir)
-        learner.load_state_dict(state["learner"])
-        assert replay.store is not None
-        replay.restore(state["replay"], replay.store.load(), learner.version)
-        result.curve, result.episodes = state["curve"], state["episodes"]
-        elapsed_before = state["elapsed"]
-        worker.generator.set_state(state["worker_generator"])
-        task_sampler.rng.bit_generator.state = state["task_sampler"]
-        torch.set_rng_state(state["torch_rng"])
+        with restoring_from(run_dir):
+            learner.load_state_dict(state["learner"])
+            assert replay.store is not None
+            replay.restore(state["replay"], replay.store.load(), learner.version)
+            result.curve, result.episodes = state["curve"], state["episodes"]
+            elapsed_before = state["elapsed"]
+            worker.generator.set_state(state["worker_generator"])
+            task_sampler.rng.bit_generator.state = state["task_sampler"]
+            torch.set_rng_state(state["torch_rng"])
     worker.set_weights(*learner.weights())
     eval_devices = EvaluationDevices(capture_config(cfg, policy))
     try:

@@ -10,24 +10,34 @@ never returned.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv, DeviceFault
+from distrl.errors import AllEpisodesDropped, one_line
 from distrl.policies.base import Policy
+from distrl.runtime.drops import DropLog
 from distrl.runtime.episode import EpisodeInProgress
 
 MAX_RESET_ATTEMPTS = 5
+#: Dropped episodes in a row, with none finishing between them, after which the worker gives up:
+#: the devices (or the judge) are not coming back, and collecting on would loop forever. Even a
+#: device that drops nine episodes in ten passes this with probability below 1e-4.
+MAX_DROPS_IN_A_ROW = 100
 
 
 @dataclass
 class WorkerStats:
     episodes: int = 0
-    dropped: int = 0
     steps: int = 0
+    drops: DropLog = field(default_factory=DropLog)
+
+    @property
+    def dropped(self) -> int:
+        return self.drops.count
 
 
 class Worker:
@@ -53,6 +63,7 @@ class Worker:
         self.greedy = greedy
         self.generator = torch.Generator().manual_seed(seed)
         self.stats = WorkerStats()
+        self._drops_in_a_row = 0
         self._episodes: list[EpisodeInProgress | None] = [None] * len(self.devices)
 
     def close(self) -> None:
@@ -68,15 +79,18 @@ class Worker:
 
     def _start(self, index: int) -> None:
         task = self.next_task()
+        last: DeviceFault | None = None
         for _ in range(MAX_RESET_ATTEMPTS):
             try:
                 observation = self.devices[index].reset(task)
-            except DeviceFault:
+            except DeviceFault as fault:
+                last = fault
                 continue  # a reset is also the restart: try again
             self._episodes[index] = EpisodeInProgress(task, observation)
             return
         raise DeviceFault(
-            f"device {index} of {self.worker_id} failed {MAX_RESET_ATTEMPTS} resets in a row"
+            f"device {index} of {self.worker_id} failed {MAX_RESET_ATTEMPTS} resets in a row "
+            f"(last: {type(last).__name__}: {one_line(str(last), 200)})"
         )
 
     def collect(self, num_episodes: int) -> list[Trajectory]:
@@ -97,8 +111,8 @@ class Worker:
                 action = output.actions[index]
                 try:
                     result = self.devices[index].step(action)
-                except DeviceFault:
-                    self.stats.dropped += 1
+                except DeviceFault as fault:
+                    self._drop(fault)
                     self._start(index)
                     continue
                 self.stats.steps += 1
@@ -114,7 +128,18 @@ class Worker:
                     self._start(index)
         return finished
 
+    def _drop(self, fault: DeviceFault) -> None:
+        self.stats.drops.record(fault)
+        self._drops_in_a_row += 1
+        if self._drops_in_a_row >= MAX_DROPS_IN_A_ROW:
+            raise AllEpisodesDropped(
+                f"{self._drops_in_a_row} episodes in a row were dropped on {self.worker_id}, "
+                f"none finished: {self.stats.drops.describe()}; fix the devices or the judge "
+                "and run again"
+            )
+
     def _finish(self, episode: EpisodeInProgress, index: int) -> Trajectory:
         self.stats.episodes += 1
+        self._drops_in_a_row = 0
         device_id = getattr(self.devices[index], "device_id", f"device-{index}")
         return episode.finish(self.worker_id, device_id)

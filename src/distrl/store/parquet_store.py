@@ -675,7 +675,7 @@ def _read_shard_schema(shard: Path) -> pa.Schema:
     try:
         schema = pq.read_schema(shard)
     except _READ_ERRORS as exc:
-        raise StoreError(f"shard {shard} is not a readable Parquet file: {exc}") from exc
+        raise _unreadable(shard, exc) from exc
     _check_schema(schema, shard)
     return schema
 
@@ -687,7 +687,17 @@ def _read_shard(shard: Path, columns: list[str] | None = None) -> pa.Table:
             _check_schema(parquet.schema_arrow, shard)
             return parquet.read(columns=columns or TRAJECTORY_SCHEMA.names)
     except _READ_ERRORS as exc:
-        raise StoreError(f"shard {shard} is not a readable Parquet file: {exc}") from exc
+        raise _unreadable(shard, exc) from exc
+
+
+def _unreadable(shard: Path, exc: Exception) -> StoreError:
+    """The error for a damaged shard (truncated by a full disk, overwritten, emptied): what arrow
+    said, on one line, and the fix, since the rest of the store is still good."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return StoreError(
+        f"shard {shard} is not a readable Parquet file: {reason}; move it out of "
+        f"{shard.parent} to use the rest of the store (its trajectories are lost)"
+    )
 
 
 def _fsync_folder(folder: Path) -> None:

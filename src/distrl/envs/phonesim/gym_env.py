@@ -20,7 +20,8 @@ from distrl.core.action import VALID_ACTION_TYPES, Action, ActionType, parse_act
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite, load_task_file
+from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.task_file import load_task_file
 from distrl.errors import InputError
 
 INSTRUCTION_CHARSET = string.printable
