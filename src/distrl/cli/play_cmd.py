@@ -13,7 +13,7 @@ from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import suite_label
+from distrl.envs.task_sets import suite_label
 from distrl.runtime.play import play, select_tasks
 
 

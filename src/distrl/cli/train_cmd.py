@@ -13,10 +13,11 @@ from rich.table import Table
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
-from distrl.envs.backends import suite_label
+from distrl.envs.task_sets import suite_label
 from distrl.errors import InputError
 from distrl.runtime.run_log import CHECKPOINT
-from distrl.runtime.serial import load_demonstrations, train
+from distrl.runtime.serial import train
+from distrl.runtime.warm_start import load_demonstrations
 
 
 def _runtime(cfg: RunConfig) -> str:

@@ -134,6 +134,12 @@ class Policy(Protocol):
         ...
 
 
+def reads_screenshots(policy: Policy) -> bool:
+    """Whether ``policy`` reads pixels (``uses_screenshots``; a policy that does not say is
+    assumed to): if not, devices skip screenshots and the replay and store keep none."""
+    return bool(getattr(policy, "uses_screenshots", True))
+
+
 class PolicyCheckpointError(InputError):
     """A policy checkpoint that cannot be loaded; the message names the file and the problem."""
 

@@ -1,5 +1,5 @@
 """What every training runtime records the same way: the clock, the evaluation curve, checkpoints
-written atomically, and the run's summary files.
+(written atomically by :mod:`distrl.runtime.checkpoint`), and the run's summary files.
 
 Both runtimes (serial and ray) evaluate the test split at fixed wall-clock points, greedy and
 sampled, checkpoint on a period and end with an evaluation of the final policy, so their curves
@@ -9,23 +9,35 @@ and run folders compare one to one.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
 from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.policies.base import Policy
+from distrl.runtime.checkpoint import (
+    CHECKPOINT,
+    POLICY_CHECKPOINT,
+    load_checkpoint,
+    save_checkpoint,
+)
 from distrl.runtime.evaluation import EvaluationDevices, evaluate
 from distrl.runtime.run_dir import write_summary
 
-CHECKPOINT = "checkpoints/latest.pt"
-POLICY_CHECKPOINT = "checkpoints/policy.pt"
+__all__ = [
+    "CHECKPOINT",
+    "POLICY_CHECKPOINT",
+    "RunClock",
+    "TrainResult",
+    "load_checkpoint",
+    "record_eval",
+    "save_checkpoint",
+    "write_outputs",
+]
 
 
 @dataclass
@@ -106,22 +118,6 @@ def record_eval(
     )
     writer.add_scalar("eval/success_greedy", greedy, updates)
     writer.add_scalar("eval/success_sampled", sampled, updates)
-
-
-def save_checkpoint(run_dir: Path, state: dict[str, Any], policy: Policy) -> None:
-    """``state`` to ``checkpoints/latest.pt`` and the policy alone to ``checkpoints/policy.pt``
-    (for ``distrl eval``), each written to a temporary file and renamed into place."""
-    path = run_dir / CHECKPOINT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(state, path.with_suffix(".tmp"))
-    os.replace(path.with_suffix(".tmp"), path)
-    policy_path = run_dir / POLICY_CHECKPOINT
-    policy.save(policy_path.with_suffix(".tmp"))
-    os.replace(policy_path.with_suffix(".tmp"), policy_path)
-
-
-def load_checkpoint(run_dir: Path) -> dict[str, Any]:
-    return torch.load(run_dir / CHECKPOINT, weights_only=True)
 
 
 def write_outputs(run_dir: Path, result: TrainResult) -> None:

@@ -97,13 +97,15 @@ class VLMPolicy(nn.Module):
     #: The model reads the screenshot: replay and workers keep pixels for it.
     uses_screenshots = True
 
-    def __init__(self, config: VLMPolicyConfig | None = None):
+    def __init__(self, config: VLMPolicyConfig | None = None, tokenizer_texts: Sequence[str] = ()):
         super().__init__()
         self.config = config if config is not None else VLMPolicyConfig(tiny=True)
+        #: What a tiny model's tokenizer is trained on (saved with the policy: see ``save``).
+        self.tokenizer_texts = tuple(tokenizer_texts)
         self.version = 0
         cfg = self.config
         device = resolve_device(cfg)
-        base, processor = load_backbone(cfg, device)
+        base, processor = load_backbone(cfg, device, self.tokenizer_texts)
         self.model = add_lora(
             base,
             enabled=cfg.lora,
@@ -324,6 +326,7 @@ class VLMPolicy(nn.Module):
                 "kind": self.policy_kind,  # type: ignore[attr-defined]
                 "config": self.config.model_dump(mode="python"),
                 "version": int(self.version),
+                "tokenizer_texts": list(self.tokenizer_texts),
                 "state_dict": {k: v.cpu() for k, v in self.trainable_state_dict().items()},
             },
             path,
@@ -337,7 +340,7 @@ class VLMPolicy(nn.Module):
                 f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
                 f"not {cls.policy_kind!r}; use distrl.policies.load_policy"  # type: ignore[attr-defined]
             )
-        policy = cls(VLMPolicyConfig(**data["config"]))
+        policy = cls(VLMPolicyConfig(**data["config"]), data.get("tokenizer_texts", ()))
         try:
             policy.load_state_dict(data["state_dict"])
         except RuntimeError as error:

@@ -127,3 +127,9 @@ def load_task_file(path: str | Path) -> list[Task]:
     if not tasks:
         raise TaskFileError(f"task file {path}: holds no tasks")
     return tasks
+
+
+def suite_instructions(suites: tuple[str, ...] = ("general", "webshop")) -> tuple[str, ...]:
+    """The instructions of ``suites``' train splits: the words a run's tiny VLM tokenizer is
+    trained on (:func:`distrl.policies.vlm.tiny.tiny_tokenizer`)."""
+    return tuple(t.instruction for suite in suites for t in load_suite(suite, "train"))
