@@ -188,6 +188,38 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def write_policy_file(
+    policy: Any, path: str | Path, state_dict: Mapping[str, torch.Tensor], **extra: Any
+) -> None:
+    """Write ``policy`` to ``path`` in the distrl format: one file with the format tag, the
+    policy's registered kind, its config, its weights version, ``state_dict`` (on the CPU) and
+    any ``extra`` entries its ``load`` needs."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "kind": policy.policy_kind,
+            "config": policy.config.model_dump(mode="python"),
+            "version": int(policy.version),
+            "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
+            **extra,
+        },
+        path,
+    )
+
+
+def read_policy_file(cls: Any, path: str | Path) -> dict[str, Any]:
+    """The checkpoint at ``path``, checked to hold a policy of ``cls``'s registered kind."""
+    data = read_checkpoint(path)
+    if data.get("kind") != cls.policy_kind:
+        raise PolicyCheckpointError(
+            f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
+            f"not {cls.policy_kind!r}; use distrl.policies.load_policy"
+        )
+    return data
+
+
 def load_policy(path: str | Path) -> Policy:
     """Load any registered policy from its checkpoint, whatever its class."""
     data = read_checkpoint(path)

@@ -23,13 +23,13 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.devices import Purpose, make_device
 from distrl.envs.task_sets import load_tasks
 from distrl.errors import InputError
-from distrl.policies.base import Policy, reads_screenshots
+from distrl.policies.base import reads_screenshots
 from distrl.runtime.collection_stats import RecentCollection, replay_stats, take_in
 from distrl.runtime.components import build_learner, build_replay
 from distrl.runtime.learner import run_updates, update_from_replay
 from distrl.runtime.run_log import TrainResult
 from distrl.runtime.task_sampler import TaskSampler
-from distrl.runtime.training import Progress, session_index, train_with
+from distrl.runtime.training import Progress, RunSetup, train_with
 from distrl.runtime.worker import Worker
 
 __all__ = ["LocalParts", "train", "update_from_replay"]
@@ -38,22 +38,15 @@ __all__ = ["LocalParts", "train", "update_from_replay"]
 class LocalParts:
     """One lockstep worker, the replay and the learner, in this process."""
 
-    def __init__(
-        self,
-        cfg: RunConfig,
-        run_dir: Path,
-        policy: Policy,
-        state: dict[str, Any] | None,
-        demonstrations: list[Trajectory],
-    ):
-        self.cfg = cfg
-        self.learner = build_learner(cfg, policy)
-        screenshots = reads_screenshots(policy)
-        self.replay = build_replay(cfg, screenshots, run_dir / "trajectories")
-        if demonstrations:
-            self.replay.add_demonstrations(demonstrations)
+    def __init__(self, setup: RunSetup):
+        self.cfg = cfg = setup.cfg
+        self.learner = build_learner(cfg, setup.policy)
+        screenshots = reads_screenshots(setup.policy)
+        self.replay = build_replay(cfg, screenshots, setup.run_dir / "trajectories")
+        if setup.demonstrations:
+            self.replay.add_demonstrations(setup.demonstrations)
         self.recent = RecentCollection()
-        session = session_index(state)
+        session = setup.session
         self.task_sampler = TaskSampler(
             load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, 0, session)
         )
@@ -63,12 +56,12 @@ class LocalParts:
         ]
         self.worker = Worker(
             devices,
-            copy.deepcopy(policy),
+            copy.deepcopy(setup.policy),
             self.task_sampler,
             seed=derive_seed(cfg.seed, Stream.WORKER_ACTIONS, 0, session),
         )
-        if state is not None:
-            self._restore(state)
+        if setup.state is not None:
+            self._restore(setup.state)
         self.worker.set_weights(*self.learner.weights())
 
     def _restore(self, state: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ makes exactly that many updates.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -98,9 +99,27 @@ def session_index(state: dict[str, Any] | None) -> int:
     return 0 if state is None else int(state.get("resumes", 0)) + 1
 
 
-#: Builds a run's parts around ``policy`` (warm-started or not), from a checkpoint's state on
-#: resume, with the demonstrations the replay keeps for its demonstration share.
-Placement = Callable[[RunConfig, Path, Policy, "dict[str, Any] | None", list[Trajectory]], Parts]
+@dataclass(frozen=True)
+class RunSetup:
+    """What a placement builds a run's parts from."""
+
+    cfg: RunConfig
+    run_dir: Path
+    #: The process's policy, warm-started (or not); the learner starts from its weights.
+    policy: Policy
+    #: The checkpoint's state on resume (the parts restore the learner, replay and workers).
+    state: dict[str, Any] | None
+    #: What the replay keeps for its demonstration share (empty without one).
+    demonstrations: list[Trajectory]
+
+    @property
+    def session(self) -> int:
+        """0 for a fresh run, n after its n-th resume (see :func:`session_index`)."""
+        return session_index(self.state)
+
+
+#: Builds a run's parts (:class:`~distrl.runtime.serial.LocalParts`, Ray's ``ActorParts``).
+Placement = Callable[[RunSetup], Parts]
 
 
 def train_with(
@@ -130,7 +149,7 @@ def train_with(
     elif demonstrations or cfg.train.warm_start_episodes > 0:
         demonstrations = warm_start(policy, cfg, load_tasks(cfg, "train"), run_dir, demonstrations)
     kept = demonstrations if cfg.train.demo_fraction > 0 and demonstrations else []
-    parts = place(cfg, run_dir, policy, state, kept)
+    parts = place(RunSetup(cfg, run_dir, policy, state, kept))
     eval_devices = EvaluationDevices(cfg, reads_screenshots(policy))
     try:
         run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)

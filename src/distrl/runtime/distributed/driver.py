@@ -33,14 +33,13 @@ from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from distrl.config.schema import RunConfig
-from distrl.core.trajectory import Trajectory
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.async_worker import CollectStats
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
 from distrl.runtime.distributed.learner_group import check_group_resources, start_learner_group
 from distrl.runtime.distributed.session import device_shares, ray_session
 from distrl.runtime.run_log import TrainResult
-from distrl.runtime.training import Progress, session_index, train_with
+from distrl.runtime.training import RunSetup, train_with
 
 #: Longest stretch of learner updates between two looks of the driver (real seconds).
 CHUNK_SECONDS = 2.0
@@ -128,20 +127,14 @@ class ActorParts:
     """The run's parts as Ray actors (a :class:`~distrl.runtime.training.Parts`); the two modes
     differ in :meth:`round` only (:class:`AsyncParts`, :class:`SyncParts`)."""
 
-    def __init__(
-        self,
-        cfg: RunConfig,
-        run_dir: Path,
-        policy: Policy,
-        state: dict[str, Any] | None,
-        demonstrations: list[Trajectory],
-    ):
-        self.cfg = cfg
+    def __init__(self, setup: RunSetup):
+        self.cfg = cfg = setup.cfg
+        state = setup.state
         learner_state = state["learner"] if state is not None else None
-        self.placement = Placement(cfg, run_dir, policy, learner_state, session_index(state))
+        self.placement = Placement(cfg, setup.run_dir, setup.policy, learner_state, setup.session)
         try:
-            if demonstrations:
-                self.get(self.placement.replay.add_demonstrations.remote(demonstrations))
+            if setup.demonstrations:
+                self.get(self.placement.replay.add_demonstrations.remote(setup.demonstrations))
             if state is not None:
                 version = int(state["learner"]["version"])
                 self.get(self.placement.replay.restore.remote(state["replay"], version))
@@ -337,18 +330,12 @@ class SyncParts(ActorParts):
         return figures
 
 
-def train_ray(
-    cfg: RunConfig,
-    resume: Path | None = None,
-    demonstrations: list[Trajectory] | None = None,
-    on_progress: Progress | None = None,
-    evaluate: bool = True,
-    start_weights: dict[str, torch.Tensor] | None = None,
-) -> TrainResult:
-    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``);
-    ``evaluate=False`` skips the test-split curve (``distrl bench collect`` times collection);
-    ``start_weights`` is a policy already warm-started (a benchmark clones once and starts every
-    method from it) in place of cloning ``demonstrations`` here."""
+def train_ray(cfg: RunConfig, resume: Path | None = None, **options: Any) -> TrainResult:
+    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``). The
+    ``options`` are :func:`~distrl.runtime.training.train_with`'s: ``demonstrations``,
+    ``on_progress``, ``evaluate`` (False skips the test-split curve: ``distrl bench collect``
+    times collection) and ``start_weights`` (a policy already warm-started: a benchmark clones
+    once and starts every method from it)."""
     parts = AsyncParts if cfg.train.mode == "async" else SyncParts
     with ray_session(cfg):
-        return train_with(parts, cfg, resume, demonstrations, on_progress, evaluate, start_weights)
+        return train_with(parts, cfg, resume, **options)
