@@ -165,7 +165,8 @@ def test_baselines_train_and_their_policy_evaluates(
 ) -> None:
     # fbc admits successes only, so its replay needs a warm start good enough to succeed.
     args = ["train", "--updates", "2", "--run-root", str(tmp_path), "--json", *SMALL_RUN]
-    assert main([*args, f"train.algo={algo}", "train.warm_start_episodes=6"]) == 0
+    warm = ["train.warm_start_episodes=12", "train.bc_steps=60", "train.min_replay=1"]
+    assert main([*args, f"train.algo={algo}", *warm]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["updates"] == 2
     run_dir = summary["run_dir"]
