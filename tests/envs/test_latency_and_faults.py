@@ -7,10 +7,10 @@ import pytest
 
 from distrl.config.schema import LatencyConfig, PhoneSimConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceCrashed, DeviceFault, DeviceHung
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.latency import LatencyModel
 from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.envs.protocol import DeviceCrashed, DeviceFault, DeviceHung
 
 # time_scale=0: model the seconds, never sleep them (tests check numbers, not wall-clock).
 MODEL_ONLY = {"enabled": True, "time_scale": 0.0}

@@ -6,10 +6,10 @@ from __future__ import annotations
 from distrl.agents import OracleAgent
 from distrl.config.schema import PhoneSimConfig, RunConfig
 from distrl.core.observation import NO_SCREENSHOT
+from distrl.envs.devices import Purpose, make_device
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
-from distrl.runtime.components import capture_config
 from distrl.runtime.rollout import run_episode
 
 
@@ -27,15 +27,13 @@ def test_an_episode_without_screenshots_matches_one_with_them_but_the_pixels() -
         assert all(s.observation.screenshot is NO_SCREENSHOT for s in lean.steps)
 
 
-def test_training_devices_skip_screenshots_only_for_a_policy_that_reads_none() -> None:
+def test_devices_skip_screenshots_only_when_asked_and_play_stores_none_it_need_not() -> None:
     cfg = RunConfig()
-    policy = SmallPolicy(SmallPolicyConfig())
-    assert not policy.uses_screenshots
-    lean = capture_config(cfg, policy)
-    assert not lean.env.phonesim.screenshots and not lean.env.miniwob.screenshots
+    for purpose in Purpose:
+        lean = make_device(cfg, purpose, 0, screenshots=False)
+        rendered = make_device(cfg, purpose, 0)
+        task = load_suite("general", "train")[0]
+        assert lean.reset(task).screenshot is NO_SCREENSHOT
+        assert rendered.reset(task).screenshot.shape == (720, 360, 3)
     assert cfg.env.phonesim.screenshots  # the caller's config is left as it was
-
-    class PixelPolicy:
-        uses_screenshots = True
-
-    assert capture_config(cfg, PixelPolicy()).env.phonesim.screenshots  # type: ignore[arg-type]
+    assert not SmallPolicy(SmallPolicyConfig()).uses_screenshots

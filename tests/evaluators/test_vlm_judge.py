@@ -24,8 +24,8 @@ from PIL import Image
 
 from distrl.config.schema import VLMJudgeConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceFault
 from distrl.core.task import Task
-from distrl.envs.protocol import DeviceFault
 from distrl.errors import InputError
 from distrl.evaluators.base import SuccessJudge
 from distrl.evaluators.fake_endpoint import FakeChatEndpoint, Fault, ReceivedRequest

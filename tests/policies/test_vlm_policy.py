@@ -17,7 +17,7 @@ from distrl.core import action as action_module
 from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
 from distrl.errors import InputError
 from distrl.policies.base import load_policy
 from distrl.policies.vlm import VLMPolicy
@@ -27,6 +27,8 @@ from distrl.runtime.components import build_policy
 from distrl.runtime.learner import Learner
 
 TINY = VLMPolicyConfig(tiny=True, max_new_tokens=24)
+#: What a run trains the tiny model's tokenizer on (see distrl.runtime.components.build_policy).
+INSTRUCTIONS = suite_instructions()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -52,7 +54,7 @@ def observations() -> list[Observation]:
 
 @pytest.fixture(scope="module")
 def policy() -> VLMPolicy:
-    return VLMPolicy(TINY)
+    return VLMPolicy(TINY, INSTRUCTIONS)
 
 
 def test_act_and_evaluate_agree(policy: VLMPolicy, observations: list[Observation]) -> None:
@@ -188,7 +190,7 @@ def _windows(policy: VLMPolicy, observations: list[Observation]) -> list[StepWin
 
 
 def test_aride_loss_decreases_on_a_fixed_batch(observations: list[Observation]) -> None:
-    policy = VLMPolicy(TINY)
+    policy = VLMPolicy(TINY, INSTRUCTIONS)
     windows = _windows(policy, observations)
     # PPO's clipped surrogate is bounded, so "the loss went down" means the update worked
     # (truncated IS on log pi is unbounded below by design).
@@ -211,7 +213,7 @@ def test_lora_only_publishing_round_trips(observations: list[Observation]) -> No
     from distrl.config.schema import RunConfig
     from distrl.runtime.replay_service import ReplayBatch
 
-    learner_policy = VLMPolicy(TINY)
+    learner_policy = VLMPolicy(TINY, INSTRUCTIONS)
     learner = Learner(learner_policy, build_algorithm(RunConfig()), lr=1e-2, grad_clip=1.0)
     windows = _windows(learner_policy, observations)
     batch = ReplayBatch(windows, np.arange(2), np.zeros(2, np.int64), np.ones(2, np.float32))
@@ -224,7 +226,7 @@ def test_lora_only_publishing_round_trips(observations: list[Observation]) -> No
     assert figures["published_weights_bytes"] == sum(v.numel() * 4 for v in state.values())
     assert figures["published_weights_bytes"] < figures["policy_parameter_bytes"] / 5
 
-    worker_policy = VLMPolicy(TINY)  # its own frozen base, built from the same seed
+    worker_policy = VLMPolicy(TINY, INSTRUCTIONS)  # its own frozen base, built from the same seed
     before = worker_policy.act(observations[:2], generator=torch.Generator().manual_seed(5))
     worker_policy.load_state_dict(state)
     worker_policy.version = version
@@ -259,7 +261,9 @@ def test_checkpoint_round_trip(
 
 
 def test_separate_critic_and_trajectory_value(observations: list[Observation]) -> None:
-    policy = VLMPolicy(VLMPolicyConfig(tiny=True, max_new_tokens=8, critic="separate"))
+    policy = VLMPolicy(
+        VLMPolicyConfig(tiny=True, max_new_tokens=8, critic="separate"), INSTRUCTIONS
+    )
     out = policy.act(observations[:2], generator=torch.Generator().manual_seed(0))
     ev = policy.evaluate(observations[:2], out.actions)
     assert torch.allclose(out.values, ev.values.detach(), atol=1e-5)
@@ -296,7 +300,7 @@ def test_bad_target_modules_is_an_input_error() -> None:
 
 
 def test_tiny_model_is_the_same_in_every_process() -> None:
-    a, b = VLMPolicy(TINY), VLMPolicy(TINY)
+    a, b = VLMPolicy(TINY, INSTRUCTIONS), VLMPolicy(TINY, INSTRUCTIONS)
     a_base = dict(a.model.named_parameters())
     for name, parameter in b.model.named_parameters():
         assert torch.equal(parameter, a_base[name]), name

@@ -11,15 +11,15 @@ import torch
 
 from distrl.config.schema import LatencyConfig, PhoneSimConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceFault
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.envs.protocol import DeviceFault
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.async_worker import AsyncWorker
-from distrl.runtime.evaluation import TaskSampler
+from distrl.runtime.task_sampler import TaskSampler
 
 TASKS = load_suite("general", "train")
 

@@ -15,7 +15,7 @@ from distrl.config.loader import load_config
 from distrl.config.schema import ARideConfig, VLMPolicyConfig
 from distrl.core.action import Action
 from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
 from distrl.policies.vlm import VLMPolicy
 from distrl.runtime.ddp import ddp_update, split_windows
 from distrl.runtime.learner import Learner
@@ -23,12 +23,14 @@ from distrl.runtime.replay_service import ReplayBatch
 
 TINY = VLMPolicyConfig(tiny=True, max_new_tokens=8)
 LR, CLIP = 1e-2, 1.0
+#: What a run trains the tiny model's tokenizer on (see distrl.runtime.components.build_policy).
+INSTRUCTIONS = suite_instructions()
 
 
 @pytest.fixture(scope="module")
 def windows() -> list[StepWindow]:
     """Four windows of unequal length (1-3 steps) with behaviour log-probs and rewards."""
-    policy = VLMPolicy(TINY)
+    policy = VLMPolicy(TINY, INSTRUCTIONS)
     env = PhoneSimEnv(seed=4)
     actions = [Action.tap(0.3, 0.5), Action.press_home(), Action.type_text("alarm")]
     out = []
@@ -63,7 +65,7 @@ def windows() -> list[StepWindow]:
 def _single_process(windows, config: ARideConfig, accumulation: int) -> dict[str, torch.Tensor]:
     cfg = load_config(None, [])
     cfg.aride = config
-    policy = VLMPolicy(TINY)
+    policy = VLMPolicy(TINY, INSTRUCTIONS)
     learner = Learner(
         policy, build_algorithm(cfg), lr=LR, grad_clip=CLIP, accumulation=accumulation
     )
@@ -75,9 +77,9 @@ def _single_process(windows, config: ARideConfig, accumulation: int) -> dict[str
 
 
 def _two_processes(windows, config: ARideConfig):
-    start = VLMPolicy(TINY).trainable_state_dict()
+    start = VLMPolicy(TINY, INSTRUCTIONS).trainable_state_dict()
     return ddp_update(
-        functools.partial(VLMPolicy, TINY),
+        functools.partial(VLMPolicy, TINY, INSTRUCTIONS),
         {k: v.clone() for k, v in start.items()},
         windows,
         torch.ones(len(windows)),
@@ -106,7 +108,7 @@ def test_gloo_ddp_update_equals_single_process_update(windows) -> None:
     result = _two_processes(windows, plain)
     single = _single_process(windows, plain, accumulation=1)
     _assert_same(result.state, single)
-    moved = VLMPolicy(TINY).trainable_state_dict()
+    moved = VLMPolicy(TINY, INSTRUCTIONS).trainable_state_dict()
     assert any(not torch.equal(single[k], moved[k]) for k in single)  # the step did something
     assert result.priorities.shape == (len(windows),)
     assert np.isfinite(result.metrics["loss"])

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from distrl.config.schema import PhoneSimConfig
+from distrl.core.faults import DeviceCrashed, DeviceHung
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.envs.protocol import DeviceCrashed, DeviceHung
 from distrl.errors import AllEpisodesDropped
 from distrl.policies.small import SmallPolicy
 from distrl.runtime.drops import DropLog, check_some_completed

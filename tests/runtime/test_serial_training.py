@@ -19,11 +19,8 @@ from distrl.envs.protocol import DeviceEnv
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayService
-from distrl.runtime.serial import (
-    demonstration_config,
-    resumed_demonstrations,
-    update_from_replay,
-)
+from distrl.runtime.serial import update_from_replay
+from distrl.runtime.warm_start import demonstration_config, resumed_demonstrations
 from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
 
@@ -170,7 +167,8 @@ def test_baselines_train_and_their_policy_evaluates(
 ) -> None:
     # fbc admits successes only, so its replay needs a warm start good enough to succeed.
     args = ["train", "--updates", "2", "--run-root", str(tmp_path), "--json", *SMALL_RUN]
-    assert main([*args, f"train.algo={algo}", "train.warm_start_episodes=6"]) == 0
+    warm = ["train.warm_start_episodes=12", "train.bc_steps=60", "train.min_replay=1"]
+    assert main([*args, f"train.algo={algo}", *warm]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["updates"] == 2
     run_dir = summary["run_dir"]
@@ -239,15 +237,29 @@ def test_replay_keeps_no_screenshots_for_a_policy_that_reads_elements_only() -> 
     assert windows[0].observations[0].elements == first.elements
 
 
-def test_demonstrations_are_played_at_simulator_speed() -> None:
+def test_demonstrations_are_played_at_simulator_speed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A run on latency-modelled devices must not spend its warm start waiting on them.
+    from distrl.runtime import play as play_module
+
+    seen: list[DeviceEnv] = []
+    real = play_module.make_device
+
+    def spy(*args: object, **kwargs: object) -> DeviceEnv:
+        seen.append(real(*args, **kwargs))  # type: ignore[arg-type]
+        return seen[-1]
+
+    monkeypatch.setattr(play_module, "make_device", spy)
     cfg = RunConfig()
     cfg.env.phonesim.latency.enabled = True
     cfg.env.phonesim.latency.crash_prob = 0.1
-    cfg.train.warm_start_episodes = 10
+    cfg.train.warm_start_episodes = 2
+    cfg.run_root = str(tmp_path)
     demo_cfg = demonstration_config(cfg)
-    assert not demo_cfg.env.phonesim.latency.enabled
     assert demo_cfg.play.policy == "noisy" and cfg.env.phonesim.latency.enabled
+    play_module.play(demo_cfg, load_suite("general", "train"), command="demos")
+    assert isinstance(seen[0], PhoneSimEnv) and not seen[0].config.latency.enabled
 
 
 def test_evaluation_runs_without_the_latency_and_fault_model(
@@ -255,12 +267,12 @@ def test_evaluation_runs_without_the_latency_and_fault_model(
 ) -> None:
     from distrl.runtime import evaluation
 
-    seen: list[RunConfig] = []
+    seen: list[DeviceEnv] = []
     real = evaluation.evaluation_devices
 
-    def spy(cfg: RunConfig, count: int) -> list[DeviceEnv]:
-        seen.append(cfg)
-        return real(cfg, count)
+    def spy(cfg: RunConfig, count: int, screenshots: bool = True) -> list[DeviceEnv]:
+        seen.extend(real(cfg, count, screenshots))
+        return seen[-count:]
 
     monkeypatch.setattr(evaluation, "evaluation_devices", spy)
     cfg = RunConfig()
@@ -268,5 +280,6 @@ def test_evaluation_runs_without_the_latency_and_fault_model(
     cfg.env.phonesim.latency.crash_prob = 1.0  # every step would crash on the training devices
     tasks = load_suite("general", "test")
     result = evaluation.evaluate(SmallPolicy(SmallPolicyConfig()), cfg, tasks, 4, greedy=True)
-    assert result.episodes == 4 and not seen[0].env.phonesim.latency.enabled
+    assert result.episodes == 4 and isinstance(seen[0], PhoneSimEnv)
+    assert not any(d.config.latency.enabled for d in seen)  # type: ignore[attr-defined]
     assert cfg.env.phonesim.latency.enabled  # the run's own config is untouched

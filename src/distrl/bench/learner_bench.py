@@ -28,13 +28,15 @@ import ray
 import torch
 
 from distrl.config.schema import RunConfig
+from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import load_tasks, make_device
-from distrl.policies.base import Policy
-from distrl.runtime.components import build_learner, build_policy, build_replay, reads_screenshots
+from distrl.envs.devices import Purpose, make_device
+from distrl.envs.task_sets import load_tasks
+from distrl.policies.base import Policy, reads_screenshots
+from distrl.runtime.components import build_learner, build_policy, build_replay
 from distrl.runtime.distributed.session import ray_session
-from distrl.runtime.evaluation import TaskSampler
 from distrl.runtime.replay_service import ReplayService
+from distrl.runtime.task_sampler import TaskSampler
 from distrl.runtime.worker import Worker
 
 
@@ -81,12 +83,12 @@ class LearnerBench:
 
 def _play(cfg: RunConfig, policy: Policy, episodes: int) -> list[Trajectory]:
     """Episodes ``policy`` plays on the configured backend (PhoneSim by default)."""
-    devices = [make_device(cfg, i, seed=cfg.seed * 10_007 + i) for i in range(4)]
+    devices = [make_device(cfg, Purpose.TRAIN, i) for i in range(4)]
     worker = Worker(
         devices,
         copy.deepcopy(policy),
-        TaskSampler(load_tasks(cfg, "train"), cfg.seed),
-        seed=cfg.seed,
+        TaskSampler(load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, 0, 0, 0)),
+        seed=derive_seed(cfg.seed, Stream.WORKER_ACTIONS, 0, 0, 0),
     )
     try:
         return worker.collect(episodes)[:episodes]
@@ -127,7 +129,6 @@ class _WeightsReader:
     weights."""
 
     def __init__(self, cfg: RunConfig):
-        torch.manual_seed(cfg.seed)
         self.policy = build_policy(cfg)
 
     def load(self, refs: list[ray.ObjectRef]) -> int:
@@ -152,7 +153,6 @@ def bench_learner(
     cfg: RunConfig, episodes: int = 32, seconds: float = 5.0, updates: int = 20
 ) -> LearnerBench:
     """Measure the learner side with ``cfg``'s policy and algorithm (see the module doc)."""
-    torch.manual_seed(cfg.seed)
     policy = build_policy(cfg)
     keep = reads_screenshots(policy)
     trajectories = _play(cfg, policy, episodes)

@@ -50,14 +50,14 @@ from distrl.bench.curves import (
 )
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import load_tasks
+from distrl.envs.task_sets import load_tasks
 from distrl.errors import InputError
 from distrl.runtime.components import build_policy
 from distrl.runtime.distributed.driver import train_ray
 from distrl.runtime.distributed.session import ray_session
-from distrl.runtime.play import play
+from distrl.runtime.play import DEMOS_COMMAND, play
 from distrl.runtime.run_log import TrainResult
-from distrl.runtime.serial import demonstration_config, warm_start
+from distrl.runtime.warm_start import demonstration_config, warm_start
 
 #: Curve points averaged into a run's final success (see the module docstring).
 FINAL_POINTS = 2
@@ -195,7 +195,13 @@ def collect_demonstrations(cfg: RunConfig, bench_dir: Path) -> list[Trajectory]:
     demo_cfg = demonstration_config(cfg)
     demo_cfg.run_root, demo_cfg.run_name = str(bench_dir), f"seed{cfg.seed}-demos"
     demonstrations: list[Trajectory] = []
-    play(demo_cfg, load_tasks(cfg, "train"), on_episode=demonstrations.append, command="demos")
+    play(
+        demo_cfg,
+        load_tasks(cfg, "train"),
+        on_episode=demonstrations.append,
+        command=DEMOS_COMMAND,
+        screenshots=cfg.policy.kind != "small",  # the small policy reads the element list only
+    )
     return demonstrations
 
 
@@ -204,7 +210,6 @@ def clone_warm_start(
 ) -> dict[str, torch.Tensor]:
     """The seed's warm-started weights: the demonstrations cloned once (behaviour cloning takes
     minutes on a loaded 2-core machine; doing it per method multiplied that)."""
-    torch.manual_seed(cfg.seed)
     policy = build_policy(cfg)
     warm_start(policy, cfg, load_tasks(cfg, "train"), bench_dir, demonstrations)
     return {name: tensor.detach().clone() for name, tensor in policy.state_dict().items()}

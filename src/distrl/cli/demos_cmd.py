@@ -11,7 +11,7 @@ import argparse
 
 from distrl.cli import play_cmd
 from distrl.config.loader import load_config
-from distrl.runtime.serial import demonstration_config
+from distrl.runtime.warm_start import demonstration_config
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:

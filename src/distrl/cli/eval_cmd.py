@@ -11,7 +11,7 @@ from rich.table import Table
 
 from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
-from distrl.envs.backends import suite_label
+from distrl.envs.task_sets import suite_label
 from distrl.errors import InputError
 from distrl.policies.base import load_policy
 from distrl.runtime.evaluation import evaluate

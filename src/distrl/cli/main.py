@@ -443,7 +443,7 @@ def foreseeable_failure(error: BaseException) -> str | None:
     Bad input and damaged stores are told in their own words (raised where the input is
     understood); an ``OSError`` (a path that cannot be written, a file where a folder should be,
     a service that refuses connections) in words built from its errno and path."""
-    from distrl.envs.protocol import DeviceFault
+    from distrl.core.faults import DeviceFault
     from distrl.store.parquet_store import StoreError  # pyarrow: only when something failed
 
     if isinstance(error, (InputError, ConfigError, StoreError)):

@@ -15,7 +15,7 @@ from distrl.cli.progress import discard, progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import suite_label
+from distrl.envs.task_sets import suite_label
 from distrl.runtime.drops import check_some_completed
 from distrl.runtime.play import play, select_tasks
 

@@ -15,12 +15,13 @@ from distrl.cli.main import emit_json
 from distrl.cli.progress import discard, progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
-from distrl.envs.backends import suite_label
+from distrl.envs.task_sets import suite_label
 from distrl.errors import InputError
 from distrl.runtime.drops import DropLog, check_some_completed
 from distrl.runtime.run_dir import check_writable
 from distrl.runtime.run_log import CHECKPOINT
-from distrl.runtime.serial import load_demonstrations, train
+from distrl.runtime.serial import train
+from distrl.runtime.warm_start import load_demonstrations
 
 
 def _runtime(cfg: RunConfig) -> str:

@@ -1,7 +1,7 @@
-"""The one protocol every device backend implements, and the faults a device can raise.
+"""The one protocol every device backend implements, and the step rules they share.
 
-Workers drive devices only through :class:`DeviceEnv`; the runtime catches :class:`DeviceFault`
-to restart a device and drop its partial episode, so algorithms never see a dead device.
+Workers drive devices only through :class:`DeviceEnv`; the faults a device raises are in
+:mod:`distrl.core.faults`.
 """
 
 from __future__ import annotations
@@ -11,18 +11,6 @@ from typing import Any, Protocol, runtime_checkable
 from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.task import Task
-
-
-class DeviceFault(RuntimeError):
-    """A device failed; the episode on it is lost and the device must be restarted."""
-
-
-class DeviceCrashed(DeviceFault):
-    """The device died (emulator process gone, adb connection lost)."""
-
-
-class DeviceHung(DeviceFault):
-    """The device stopped answering within its step timeout."""
 
 
 @runtime_checkable

@@ -19,7 +19,7 @@ rate-limited and sometimes down, so this one wraps every request in the same fou
 Two decisions worth knowing:
 
 * **Retries exhausted** raise :class:`JudgeUnavailable`, a
-  :class:`~distrl.envs.protocol.DeviceFault`: the runtime already drops an episode whose device
+  :class:`~distrl.core.faults.DeviceFault`: the runtime already drops an episode whose device
   fails, and an episode nobody could judge must be dropped the same way. Scoring it 0 would
   teach the policy that a correct episode failed.
 * **Unparseable answers** (refusals, empty or garbled text) count as failure, are counted in
@@ -59,8 +59,8 @@ import openai
 
 from distrl.config.schema import VLMJudgeConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceFault
 from distrl.core.task import Task
-from distrl.envs.protocol import DeviceFault
 from distrl.errors import InputError
 from distrl.evaluators.prompt import JudgePrompt, build_prompt
 from distrl.evaluators.verdict import Verdict, parse_verdict

@@ -43,7 +43,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from distrl.config.schema import PhoneSimConfig
-from distrl.envs.protocol import DeviceCrashed, DeviceHung
+from distrl.core.faults import DeviceCrashed, DeviceHung
 from distrl.fakeadb.device_shell import FakeDevice, ShellResult
 
 ADB_SERVER_VERSION = 41

@@ -135,6 +135,12 @@ class Policy(Protocol):
         ...
 
 
+def reads_screenshots(policy: Policy) -> bool:
+    """Whether ``policy`` reads pixels (``uses_screenshots``; a policy that does not say is
+    assumed to): if not, devices skip screenshots and the replay and store keep none."""
+    return bool(getattr(policy, "uses_screenshots", True))
+
+
 class PolicyCheckpointError(InputError):
     """A policy checkpoint that cannot be loaded; the message names the file and the problem."""
 
@@ -178,6 +184,38 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
         raise PolicyCheckpointError(
             f"policy checkpoint {path}: not a distrl policy checkpoint "
             f"(expected format {CHECKPOINT_FORMAT!r}; was it written by Policy.save?)"
+        )
+    return data
+
+
+def write_policy_file(
+    policy: Any, path: str | Path, state_dict: Mapping[str, torch.Tensor], **extra: Any
+) -> None:
+    """Write ``policy`` to ``path`` in the distrl format: one file with the format tag, the
+    policy's registered kind, its config, its weights version, ``state_dict`` (on the CPU) and
+    any ``extra`` entries its ``load`` needs."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "kind": policy.policy_kind,
+            "config": policy.config.model_dump(mode="python"),
+            "version": int(policy.version),
+            "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
+            **extra,
+        },
+        path,
+    )
+
+
+def read_policy_file(cls: Any, path: str | Path) -> dict[str, Any]:
+    """The checkpoint at ``path``, checked to hold a policy of ``cls``'s registered kind."""
+    data = read_checkpoint(path)
+    if data.get("kind") != cls.policy_kind:
+        raise PolicyCheckpointError(
+            f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
+            f"not {cls.policy_kind!r}; use distrl.policies.load_policy"
         )
     return data
 

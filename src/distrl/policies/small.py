@@ -53,12 +53,11 @@ from distrl.config.schema import ConfigSection
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
 from distrl.policies.base import (
-    CHECKPOINT_FORMAT,
     Evaluation,
-    PolicyCheckpointError,
     PolicyOutput,
-    read_checkpoint,
+    read_policy_file,
     register_policy,
+    write_policy_file,
 )
 from distrl.policies.candidates import DEFAULT_MAX_CANDIDATES
 from distrl.policies.features import (
@@ -520,27 +519,11 @@ class SmallPolicy(nn.Module):
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
         """One file: format tag, policy kind, config, weights version and weights."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(
-            {
-                "format": CHECKPOINT_FORMAT,
-                "kind": self.policy_kind,  # type: ignore[attr-defined]
-                "config": self.config.model_dump(mode="python"),
-                "version": int(self.version),
-                "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
-            },
-            path,
-        )
+        write_policy_file(self, path, self.state_dict())
 
     @classmethod
     def load(cls, path: str | Path) -> SmallPolicy:
-        data = read_checkpoint(path)
-        if data.get("kind") != cls.policy_kind:  # type: ignore[attr-defined]
-            raise PolicyCheckpointError(
-                f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
-                f"not {cls.policy_kind!r}; use distrl.policies.load_policy"  # type: ignore[attr-defined]
-            )
+        data = read_policy_file(cls, path)
         policy = cls(SmallPolicyConfig(**data["config"]))
         policy.load_state_dict(data["state_dict"])
         policy.version = int(data.get("version", 0))

@@ -6,7 +6,7 @@ only does what needs the policy: whenever some devices are waiting for an action
 of them in one batch. A device whose episode ends starts the next one at once (if ``may_start``
 allows: that is where backpressure and a sync round's fixed share come in).
 
-Faults: a :class:`~distrl.envs.protocol.DeviceFault` from a reset or step drops the partial
+Faults: a :class:`~distrl.core.faults.DeviceFault` from a reset or step drops the partial
 episode (counted) and the next reset restarts the device. A call that does not return within
 ``step_timeout_seconds`` is a hang the device cannot report itself: the worker abandons the
 device (its thread is left to finish or die), builds a replacement with ``make_device`` and drops
@@ -27,9 +27,10 @@ from typing import Any
 import torch
 
 from distrl.core.action import Action
+from distrl.core.faults import DeviceFault, DeviceHung
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
-from distrl.envs.protocol import DeviceEnv, DeviceFault, DeviceHung
+from distrl.envs.protocol import DeviceEnv
 from distrl.policies.base import Policy
 from distrl.runtime.episode import EpisodeInProgress
 

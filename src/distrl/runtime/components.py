@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from distrl.algos.registry import build_algorithm
 from distrl.config.schema import RunConfig
+from distrl.core.seeds import Stream, derive_seed
+from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.policies.base import Policy
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
@@ -13,30 +17,16 @@ from distrl.runtime.replay_service import ReplayService
 
 
 def build_policy(cfg: RunConfig) -> Policy:
-    """The policy a run trains: ``policy.kind`` small (the CPU default) or vlm."""
+    """The policy a run trains: ``policy.kind`` small (the CPU default) or vlm. Torch's global
+    RNG is seeded from the seed tree first, so every process that builds the policy of a run
+    (the driver, a learner replica, a worker) gets the same initial weights."""
+    torch.manual_seed(derive_seed(cfg.seed, Stream.POLICY_INIT))
     if cfg.policy.kind == "vlm":
         # Imported on demand: transformers and peft load only for runs that use them.
         from distrl.policies.vlm import VLMPolicy
 
-        return VLMPolicy(cfg.policy.vlm)
+        return VLMPolicy(cfg.policy.vlm, suite_instructions())
     return SmallPolicy(SmallPolicyConfig())
-
-
-def reads_screenshots(policy: Policy) -> bool:
-    return bool(getattr(policy, "uses_screenshots", True))
-
-
-def capture_config(cfg: RunConfig, policy: Policy) -> RunConfig:
-    """``cfg`` with devices told to skip screenshots nobody reads: when ``policy`` reads only the
-    element list, training drops screenshots before the replay and the store anyway; a
-    browser's screenshot is most of a MiniWoB++ step (about 3x the step time), and PhoneSim's
-    are 0.78 MB each, which a run's in-flight episodes and demonstrations held by the gigabyte."""
-    if reads_screenshots(policy):
-        return cfg
-    lean = cfg.model_copy(deep=True)
-    lean.env.miniwob.screenshots = False
-    lean.env.phonesim.screenshots = False
-    return lean
 
 
 def build_learner(cfg: RunConfig, policy: Policy) -> Learner:
@@ -74,5 +64,5 @@ def build_replay(
         max_samples_per_insert=cfg.train.max_samples_per_insert if asynchronous else None,
         min_replay=cfg.train.min_replay,
         demo_fraction=cfg.train.demo_fraction,
-        seed=cfg.seed,
+        seed=derive_seed(cfg.seed, Stream.REPLAY),
     )

@@ -1,12 +1,16 @@
 """An episode in progress on one device: the steps so far, and the finished trajectory at the end.
 
-Both workers (lockstep and concurrent) record steps the same way: each step keeps the observation
-the policy saw, its action, the behaviour log-prob and entropy, and the weights version that acted.
+This is the one place a :class:`~distrl.core.trajectory.Step` is built: the lockstep worker, the
+concurrent worker and scripted play all record steps through :meth:`EpisodeInProgress.record`.
+Each step keeps the observation the actor saw, its action, the behaviour log-prob and entropy
+(NaN for a scripted agent, which has none), the weights version that acted and the seconds the
+device took.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +18,9 @@ from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
-from distrl.runtime.rollout import finished_trajectory
+
+#: What a device's ``step`` returns: (observation, reward, done, info).
+StepResult = tuple[Observation, float, bool, dict[str, Any]]
 
 
 @dataclass
@@ -28,11 +34,11 @@ class EpisodeInProgress:
     def record(
         self,
         action: Action,
-        result: tuple[Observation, float, bool, dict[str, Any]],
+        result: StepResult,
         *,
-        logprob: float,
-        entropy: float,
-        policy_version: int,
+        logprob: float = float("nan"),
+        entropy: float = float("nan"),
+        policy_version: int = 0,
     ) -> bool:
         """Append the step ``action`` made (``result`` is the device's step return); returns
         whether the episode is over."""
@@ -54,12 +60,15 @@ class EpisodeInProgress:
         return done
 
     def finish(self, worker_id: str, device_id: str) -> Trajectory:
-        return finished_trajectory(
-            self.task,
-            self.steps,
-            self.success,
-            worker_id,
-            device_id,
-            self.started_at,
-            self.observation,
+        """The finished episode under a fresh id, stamped with the time it ended."""
+        return Trajectory(
+            task=self.task,
+            steps=self.steps,
+            success=self.success,
+            worker_id=worker_id,
+            device_id=device_id,
+            trajectory_id=uuid.uuid4().hex,
+            started_at=self.started_at,
+            finished_at=time.time(),
+            final_observation=self.observation,
         )

@@ -1,8 +1,9 @@
 """Measuring a policy: success on a task split, greedy and sampled, on evaluation devices.
 
 Training evaluates periodically on the test split and ``distrl eval`` evaluates a saved policy;
-both use this, with devices and a task order seeded apart from training's so that an evaluation
-never shares a random stream with the data the policy learned from.
+both use this, with devices asked for as evaluation devices (simulator speed, slots apart from
+training's) and a task order from the seed tree's evaluation branch, so that an evaluation never
+shares a random stream with the data the policy learned from.
 """
 
 from __future__ import annotations
@@ -13,36 +14,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from distrl.config.schema import RunConfig
+from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.task import Task
-from distrl.envs.backends import evaluation_slot, make_device, task_family
+from distrl.envs.devices import Purpose, make_device
 from distrl.envs.protocol import DeviceEnv
-from distrl.policies.base import Policy
-from distrl.runtime.components import capture_config
+from distrl.envs.task_sets import task_family
+from distrl.policies.base import Policy, reads_screenshots
+from distrl.runtime.task_sampler import TaskSampler
 from distrl.runtime.worker import Worker
 
 
-def training_devices(cfg: RunConfig, count: int) -> list[DeviceEnv]:
-    """The serial runtime's ``count`` training devices (slots 0..count-1)."""
-    return [make_device(cfg, i, seed=cfg.seed * 10_007 + i) for i in range(count)]
-
-
-def evaluation_devices(cfg: RunConfig, count: int) -> list[DeviceEnv]:
-    """``count`` evaluation devices, seeded apart from the training devices (see
-    :func:`~distrl.envs.backends.evaluation_slot` for which real devices they are)."""
-    slots = [evaluation_slot(cfg, i) for i in range(count)]
-    return [make_device(cfg, slot, seed=cfg.seed * 10_007 + slot) for slot in slots]
-
-
-class TaskSampler:
-    """Draws tasks uniformly at random (with replacement) from ``tasks``, seeded; its state goes
-    into checkpoints so a resumed run continues the same task stream."""
-
-    def __init__(self, tasks: list[Task], seed: int):
-        self.tasks = tasks
-        self.rng = np.random.default_rng(seed)
-
-    def __call__(self) -> Task:
-        return self.tasks[int(self.rng.integers(len(self.tasks)))]
+def evaluation_devices(cfg: RunConfig, count: int, screenshots: bool = True) -> list[DeviceEnv]:
+    """``count`` evaluation devices (see :func:`~distrl.envs.devices.device_slot` for which
+    real devices they are)."""
+    return [make_device(cfg, Purpose.EVALUATE, i, screenshots=screenshots) for i in range(count)]
 
 
 @dataclass(frozen=True)
@@ -58,23 +43,19 @@ class EvaluationDevices:
 
     PhoneSim devices are built fresh for every evaluation, so every evaluation of a run faces the
     same episodes; a browser or an emulator takes seconds to start, so those are started once and
-    reused (their episodes then differ between evaluations). ``close()`` ends them.
+    reused (their episodes then differ between evaluations). ``close()`` ends them."""
 
-    Evaluation measures the policy, not the devices: it runs at simulator speed, without the
-    emulator latency and fault model the training devices may have (a time-scaled evaluation
-    of 64 episodes would otherwise hold the run for minutes, and faults would bias it)."""
-
-    def __init__(self, cfg: RunConfig):
-        self.cfg = cfg.model_copy(deep=True)
-        self.cfg.env.phonesim.latency.enabled = False
+    def __init__(self, cfg: RunConfig, screenshots: bool = True):
+        self.cfg = cfg
+        self.screenshots = screenshots
         self._kept: list[DeviceEnv] = []
 
     def take(self, count: int) -> list[DeviceEnv]:
         if self.cfg.env.backend == "phonesim":
-            return evaluation_devices(self.cfg, count)
+            return evaluation_devices(self.cfg, count, self.screenshots)
         if len(self._kept) < count:
             self.close()
-            self._kept = evaluation_devices(self.cfg, count)
+            self._kept = evaluation_devices(self.cfg, count, self.screenshots)
         return self._kept[:count]
 
     def give_back(self, devices: list[DeviceEnv]) -> None:
@@ -99,14 +80,14 @@ def evaluate(
     """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``, on
     ``devices`` (default: devices started and ended for this evaluation alone)."""
     owned = devices is None
-    bench = EvaluationDevices(capture_config(cfg, policy)) if devices is None else devices
+    bench = EvaluationDevices(cfg, reads_screenshots(policy)) if devices is None else devices
     taken = bench.take(min(cfg.train.devices, episodes))
     worker = Worker(
         taken,
         copy.deepcopy(policy),
-        TaskSampler(tasks, cfg.seed + 17),
+        TaskSampler(tasks, derive_rng(cfg.seed, Stream.EVALUATION, 0)),
         worker_id="eval",
-        seed=cfg.seed + 17,
+        seed=derive_seed(cfg.seed, Stream.EVALUATION, 1),
         greedy=greedy,
     )
     try:

@@ -8,7 +8,10 @@ version to workers. Each update bumps the version, so staleness is measured in u
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,7 +20,7 @@ from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow
 from distrl.policies.base import Policy
 from distrl.runtime.ddp import ShardStep, merge_steps, synchronized_step
-from distrl.runtime.replay_service import ReplayBatch
+from distrl.runtime.replay_service import ReplayBatch, ReplayService
 
 
 def tensor_bytes(state: dict[str, torch.Tensor]) -> int:
@@ -124,3 +127,50 @@ class Learner:
         self.policy.version = int(state["version"])  # type: ignore[call-overload]
         self.optimizer.load_state_dict(state["optimizer"])  # type: ignore[arg-type]
         self.updates = int(state["updates"])  # type: ignore[call-overload]
+
+
+def update_from_replay(
+    learner: Learner, replay: ReplayService, batch_size: int
+) -> dict[str, float] | None:
+    """One learner update on a batch from ``replay``, priorities written back; returns its
+    metrics, ``{}`` when every window drawn was stale (nothing trained), None while the replay
+    has no batch for the learner."""
+    batch = replay.sample(batch_size, learner.version)
+    if batch is None:
+        return None
+    if not batch.windows:
+        return {}
+    priorities, metrics = learner.update(batch)
+    replay.update_priorities(batch.slots, batch.generations, priorities)
+    return metrics
+
+
+def run_updates(
+    update_once: Callable[[], dict[str, float] | None],
+    max_updates: int,
+    max_seconds: float = math.inf,
+) -> dict[str, Any]:
+    """Up to ``max_updates`` updates within ``max_seconds`` (both runtimes' learners train in
+    such chunks). ``update_once`` returns an update's metrics, ``{}`` for an all-stale batch (it
+    does not count; at most ``max_updates`` of them are tried again) or None when the replay has
+    no batch now (the chunk ends). Returns the count and the mean metrics, with
+    ``updates_per_s``."""
+    started = time.monotonic()
+    sums: dict[str, float] = {}
+    done = stale = 0
+    while done < max_updates and stale <= max_updates:
+        if time.monotonic() - started >= max_seconds:
+            break
+        metrics = update_once()
+        if metrics is None:
+            break
+        if not metrics:
+            stale += 1
+            continue
+        done += 1
+        for key, value in metrics.items():
+            sums[key] = sums.get(key, 0.0) + value
+    means = {key: value / done for key, value in sums.items()} if done else {}
+    if done:
+        means["updates_per_s"] = done / max(time.monotonic() - started, 1e-9)
+    return {"updates": done, "metrics": means}

@@ -17,14 +17,20 @@ import numpy as np
 from distrl.agents import NoisyOracleAgent, OracleAgent, RandomAgent
 from distrl.agents.base import Agent
 from distrl.config.schema import RunConfig
+from distrl.core.faults import DeviceFault
+from distrl.core.seeds import Stream, derive_rng
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import load_tasks, make_device, task_family
-from distrl.envs.protocol import DeviceEnv, DeviceFault
+from distrl.envs.devices import Purpose, make_device
+from distrl.envs.protocol import DeviceEnv
+from distrl.envs.task_sets import load_tasks, task_family
 from distrl.runtime.drops import DropLog
 from distrl.runtime.rollout import run_episode
 from distrl.runtime.run_dir import create_run_dir, write_summary
 from distrl.store import TrajectoryStore
+
+#: The command of a play run that collects demonstrations: its device is a demonstration device.
+DEMOS_COMMAND = "demos"
 
 
 @dataclass
@@ -78,18 +84,24 @@ def play(
     tasks: list[Task] | None = None,
     on_episode: Callable[[Trajectory], None] | None = None,
     command: str = "play",
+    screenshots: bool | None = None,
 ) -> PlayResult:
     """Play ``cfg.play.episodes`` episodes, cycling through ``tasks`` (default: the config's
     selection) in a seeded order, storing every finished trajectory before counting it.
 
     An episode whose device crashes or hangs is dropped (``dropped_episodes``) and does not count
-    towards ``episodes``; the success rate is over completed episodes.
-    """
+    towards ``episodes``; the success rate is over completed episodes. ``command`` names the run
+    folder; ``"demos"`` plays on a demonstration device (no latency or fault model).
+    ``screenshots`` says whether anyone reads the episodes' pixels (default: only when
+    ``play.save_screens`` stores them)."""
     tasks = tasks if tasks is not None else select_tasks(cfg)
-    rng = np.random.default_rng(cfg.seed)
+    rng = derive_rng(cfg.seed, Stream.PLAY)
     order = rng.permutation(len(tasks))
     run_dir = create_run_dir(cfg, command)
-    env = make_device(cfg, 0, seed=cfg.seed)
+    purpose = Purpose.DEMONSTRATE if command == DEMOS_COMMAND else Purpose.PLAY
+    if screenshots is None:  # the scripted agents read none: render them only to store them
+        screenshots = cfg.play.save_screens
+    env = make_device(cfg, purpose, 0, screenshots=screenshots)
     try:
         agent = make_agent(cfg, env, rng)
         result = _play_episodes(cfg, env, agent, tasks, order, run_dir, on_episode)

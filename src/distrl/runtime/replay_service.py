@@ -41,6 +41,7 @@ from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import ReplayBuffer, RingStorage
+from distrl.runtime.replay_checkpoint import restore_sampler, sampler_snapshot
 from distrl.store import TrajectoryStore
 
 #: ``oldest_versions`` of an empty slot: larger than any version, so never judged stale.
@@ -274,19 +275,28 @@ class ReplayService:
 
     # -- checkpoints -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, object]:
-        """Counters and the sampling RNG; the windows themselves are rebuilt from the store."""
-        return {"counters": vars(self.counters).copy(), "rng": self.rng.bit_generator.state}
+        """Counters, the sampling RNG and the sampler's state (priorities by window, beta's
+        progress); the windows themselves are rebuilt from the store."""
+        return {
+            "counters": vars(self.counters).copy(),
+            "rng": self.rng.bit_generator.state,
+            "sampler": sampler_snapshot(self.buffer),
+        }
 
     def restore(
         self, state: dict[str, object], stored: Sequence[Trajectory], learner_version: int
     ) -> None:
         """Refill from the store's trajectories (the record of what was collected, including any
         stored after the checkpoint), then take the checkpoint's counters, with the trajectory
-        count set to what the store holds so that store and replay agree exactly."""
+        count set to the distinct trajectories the store holds so that store and replay agree
+        exactly, and the sampler's priorities and progress."""
         self.learner_version = learner_version
-        self._seen_ids.update(t.trajectory_id for t in stored)
-        self.ingest(stored[-self.buffer.capacity :])
+        distinct = list({t.trajectory_id: t for t in stored}.values())
+        self._seen_ids.update(t.trajectory_id for t in distinct)
+        self.ingest(distinct[-self.buffer.capacity :])
         counters = dict(state["counters"])  # type: ignore[call-overload]
-        counters["trajectories"] = len(stored)
+        counters["trajectories"] = len(distinct)
         self.counters = ReplayCounters(**counters)
         self.rng.bit_generator.state = state["rng"]
+        if "sampler" in state:  # checkpoints from before the sampler was saved have none
+            restore_sampler(self.buffer, state["sampler"])  # type: ignore[arg-type]

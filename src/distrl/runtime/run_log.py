@@ -1,5 +1,5 @@
 """What every training runtime records the same way: the clock, the evaluation curve, checkpoints
-written atomically, and the run's summary files.
+(written atomically by :mod:`distrl.runtime.checkpoint`), and the run's summary files.
 
 Both runtimes (serial and ray) evaluate the test split at fixed wall-clock points, greedy and
 sampled, checkpoint on a period and end with an evaluation of the final policy, so their curves
@@ -9,7 +9,6 @@ and run folders compare one to one.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,21 +16,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
 from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.errors import InputError, first_sentence
 from distrl.policies.base import Policy
+from distrl.runtime.checkpoint import (
+    CHECKPOINT,
+    POLICY_CHECKPOINT,
+    load_checkpoint,
+    save_checkpoint,
+)
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices, evaluate
 from distrl.runtime.run_dir import write_summary
 from distrl.store import StoreError
-from distrl.torch_files import read_torch_file
 
-CHECKPOINT = "checkpoints/latest.pt"
-POLICY_CHECKPOINT = "checkpoints/policy.pt"
+__all__ = [
+    "CHECKPOINT",
+    "POLICY_CHECKPOINT",
+    "RunClock",
+    "TrainResult",
+    "load_checkpoint",
+    "record_eval",
+    "save_checkpoint",
+    "write_outputs",
+]
 
 
 @dataclass
@@ -116,45 +127,6 @@ def record_eval(
     )
     writer.add_scalar("eval/success_greedy", greedy, updates)
     writer.add_scalar("eval/success_sampled", sampled, updates)
-
-
-def save_checkpoint(run_dir: Path, state: dict[str, Any], policy: Policy) -> None:
-    """``state`` to ``checkpoints/latest.pt`` and the policy alone to ``checkpoints/policy.pt``
-    (for ``distrl eval``), each written to a temporary file and renamed into place."""
-    path = run_dir / CHECKPOINT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(state, path.with_suffix(".tmp"))
-    os.replace(path.with_suffix(".tmp"), path)
-    policy_path = run_dir / POLICY_CHECKPOINT
-    policy.save(policy_path.with_suffix(".tmp"))
-    os.replace(policy_path.with_suffix(".tmp"), policy_path)
-
-
-#: What every runtime's checkpoint holds (a resumed run reads these before anything else).
-_CHECKPOINT_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "learner": dict,
-    "replay": dict,
-    "curve": list,
-    "elapsed": (int, float),
-    "episodes": int,
-}
-
-
-def load_checkpoint(run_dir: Path) -> dict[str, Any]:
-    """The state saved by :func:`save_checkpoint`; an :class:`InputError` naming the file when it
-    is damaged, foreign or not shaped like a distrl checkpoint."""
-    path = run_dir / CHECKPOINT
-    fix = "restore it from a copy, or start a new run (without --resume)"
-    state = read_torch_file(path, "checkpoint", fix)
-    if not isinstance(state, dict):
-        raise InputError(f"checkpoint {path} is not a distrl run checkpoint (a mapping); {fix}")
-    for key, kind in _CHECKPOINT_FIELDS.items():
-        if not isinstance(state.get(key), kind):
-            raise InputError(
-                f"checkpoint {path} is not a distrl run checkpoint ({key!r} is missing or of the "
-                f"wrong type); {fix}"
-            )
-    return state
 
 
 @contextmanager

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import torch
 
+from distrl.core.faults import DeviceFault
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
-from distrl.envs.protocol import DeviceEnv, DeviceFault
+from distrl.envs.protocol import DeviceEnv
 from distrl.errors import AllEpisodesDropped, one_line
 from distrl.policies.base import Policy
 from distrl.runtime.drops import DropLog

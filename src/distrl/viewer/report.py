@@ -228,7 +228,7 @@ def _learner_version(trajectory: Trajectory) -> int | None:
 
 
 def _family(trajectory: Trajectory) -> str:
-    # The same grouping as the per-template success tables (envs.backends.task_family).
+    # The same grouping as the per-template success tables (envs.task_sets.task_family).
     spec = trajectory.task.spec
     return str(spec.get("template") or spec.get("task") or trajectory.task.suite)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from distrl.config.schema import AndroidConfig, EmulatorConfig
+from distrl.core.faults import DeviceCrashed
 from distrl.envs.android.adb_device import list_devices
 from distrl.envs.android.emulator import (
     ConsoleError,
@@ -22,7 +23,6 @@ from distrl.envs.android.emulator import (
 )
 from distrl.envs.android.env import AndroidEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.envs.protocol import DeviceCrashed
 from distrl.errors import InputError
 from distrl.fakeadb import FakeAdbServer
 
@@ -228,7 +228,8 @@ def test_backend_boots_the_pool_once_and_rebuilds_a_dead_emulator(
     tmp_path: Path, monkeypatch
 ) -> None:
     from distrl.config.schema import RunConfig
-    from distrl.envs import backends
+    from distrl.envs import emulator_pool
+    from distrl.envs.devices import Purpose, make_device
 
     monkeypatch.setenv("HOME", str(tmp_path))
     script = write_script(tmp_path / "emulator", FAKE_EMULATOR.format(python=sys.executable))
@@ -237,19 +238,19 @@ def test_backend_boots_the_pool_once_and_rebuilds_a_dead_emulator(
         android = pool_config(str(script), port=port, adb_port=server.port, boot_timeout_seconds=20)
         cfg = RunConfig(env={"backend": "android", "android": android.model_dump()})
         try:
-            device = backends.make_device(cfg, 0)
+            device = make_device(cfg, Purpose.TRAIN, 0)
             assert isinstance(device, AndroidEnv) and device.serial == f"emulator-{port}"
-            (pool,) = backends._POOLS.values()
-            assert backends.make_device(cfg, 0).serial == device.serial  # booted once
+            (pool,) = emulator_pool._POOLS.values()
+            assert make_device(cfg, Purpose.TRAIN, 0).serial == device.serial  # booted once
             first = pool.emulators[0].process
             first.kill()
             first.wait()
-            rebuilt = backends.make_device(cfg, 0)  # what a worker does after a crash
+            rebuilt = make_device(cfg, Purpose.TRAIN, 0)  # what a worker does after a crash
             assert pool.emulators[0].process is not first and pool.healthy(0)
             rebuilt.reset(load_suite("general", "train")[0])
             with pytest.raises(InputError, match="needs 2 devices"):
-                backends.make_device(cfg, 1)
+                make_device(cfg, Purpose.TRAIN, 1)
         finally:
-            for pool in backends._POOLS.values():
+            for pool in emulator_pool._POOLS.values():
                 pool.stop()
-            backends._POOLS.clear()
+            emulator_pool._POOLS.clear()

@@ -11,6 +11,7 @@ import pytest
 from distrl.agents import OracleAgent
 from distrl.config.schema import AndroidConfig, LatencyConfig, PhoneSimConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceCrashed, DeviceHung
 from distrl.core.task import Task
 from distrl.envs.android.adb_device import (
     AdbServerUnavailable,
@@ -21,7 +22,7 @@ from distrl.envs.android.adb_device import (
 from distrl.envs.android.env import AndroidEnv, TaskHarnessMissing, TaskSetupError
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.envs.protocol import DeviceCrashed, DeviceEnv, DeviceHung
+from distrl.envs.protocol import DeviceEnv
 from distrl.errors import InputError
 from distrl.fakeadb import FakeAdbServer
 from distrl.fakeadb.server import FAULT_RECOVERY_SECONDS

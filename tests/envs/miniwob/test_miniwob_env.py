@@ -11,6 +11,7 @@ import pytest
 
 from distrl.config.schema import MiniWoBConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceCrashed
 from distrl.core.task import Task
 from distrl.envs.miniwob import (
     MiniWoBEnv,
@@ -20,7 +21,7 @@ from distrl.envs.miniwob import (
     miniwob_tasks,
 )
 from distrl.envs.miniwob.tasks import SEED_RANGES
-from distrl.envs.protocol import DeviceCrashed, DeviceEnv
+from distrl.envs.protocol import DeviceEnv
 
 PHONESIM_INFO_KEYS = {
     "event",

@@ -1,8 +1,8 @@
 """One Android device behind an adb server, through adbutils, with timeouts and clear failures.
 
 Every command runs under a deadline (``command_timeout_seconds``): a device that stops answering
-is a :class:`~distrl.envs.protocol.DeviceHung`, a device or server that goes away mid-episode a
-:class:`~distrl.envs.protocol.DeviceCrashed`, so the runtime restarts it like any other device.
+is a :class:`~distrl.core.faults.DeviceHung`, a device or server that goes away mid-episode a
+:class:`~distrl.core.faults.DeviceCrashed`, so the runtime restarts it like any other device.
 What the user can fix before a run starts (no adb server, a wrong serial, a device that is offline
 or has not authorised this computer) is an :class:`~distrl.errors.InputError` naming the fix.
 
@@ -31,8 +31,8 @@ from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 from PIL import Image, UnidentifiedImageError
 
 from distrl.config.schema import AndroidConfig
+from distrl.core.faults import DeviceCrashed, DeviceFault, DeviceHung
 from distrl.envs.android.escape import input_text_commands
-from distrl.envs.protocol import DeviceCrashed, DeviceFault, DeviceHung
 from distrl.errors import InputError
 
 DUMP_PATH = "/sdcard/window_dump.xml"

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from distrl.config.schema import AndroidConfig
+from distrl.core.faults import DeviceCrashed, DeviceFault
 from distrl.envs.android.adb_device import AdbDevice, list_devices
-from distrl.envs.protocol import DeviceCrashed, DeviceFault
 from distrl.errors import InputError
 
 TOKEN_FILE = ".emulator_console_auth_token"
@@ -295,7 +295,7 @@ class EmulatorPool:
 
     def restart(self, index: int) -> str:
         """Replace emulator ``index`` (dead or wedged) and load the snapshot; a failed boot is a
-        :class:`~distrl.envs.protocol.DeviceCrashed`."""
+        :class:`~distrl.core.faults.DeviceCrashed`."""
         emulator = self.emulators[index]
         self._terminate(emulator)
         try:

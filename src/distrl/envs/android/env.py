@@ -33,6 +33,7 @@ import numpy as np
 
 from distrl.config.schema import AndroidConfig
 from distrl.core.action import Action, ActionType, parse_action
+from distrl.core.faults import DeviceCrashed, DeviceFault
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.envs.android.adb_device import (
@@ -44,7 +45,7 @@ from distrl.envs.android.adb_device import (
 from distrl.envs.android.emulator import EmulatorConsole
 from distrl.envs.android.escape import UntypeableText, quote
 from distrl.envs.android.ui_xml import UIDumpError, dump_packages, parse_ui_xml
-from distrl.envs.protocol import DeviceCrashed, DeviceFault, episode_end, step_info
+from distrl.envs.protocol import episode_end, step_info
 from distrl.errors import InputError
 from distrl.evaluators.base import SuccessJudge
 

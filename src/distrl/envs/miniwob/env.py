@@ -22,8 +22,8 @@ episode. ``config.time_limit_seconds`` restores a wall-clock limit; a page that 
 the episode as a failure with ``info["timed_out"]``.
 
 Faults: any WebDriver error, lost chromedriver connection or dead Chromium during ``reset`` or
-``step`` raises :class:`~distrl.envs.protocol.DeviceCrashed` (a WebDriver timeout raises
-:class:`~distrl.envs.protocol.DeviceHung`; a page that stops answering is noticed after
+``step`` raises :class:`~distrl.core.faults.DeviceCrashed` (a WebDriver timeout raises
+:class:`~distrl.core.faults.DeviceHung`; a page that stops answering is noticed after
 Selenium's HTTP timeout of 120 s, so a runtime step timeout shorter than that is the faster
 guard); the browser is torn down and the next ``reset`` starts a fresh one, so the runtime's
 drop-and-reset handles it like an emulator crash.
@@ -42,6 +42,7 @@ from urllib3.exceptions import ReadTimeoutError
 
 from distrl.config.schema import MiniWoBConfig
 from distrl.core.action import Action
+from distrl.core.faults import DeviceCrashed, DeviceFault, DeviceHung
 from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.core.task import Task
 from distrl.envs.miniwob.actions import ACTION_SPACE, to_miniwob
@@ -55,7 +56,7 @@ from distrl.envs.miniwob.browser import (
 from distrl.envs.miniwob.dom import page_elements
 from distrl.envs.miniwob.solver import expert_action
 from distrl.envs.miniwob.tasks import SEED_RANGES, check_task_name
-from distrl.envs.protocol import DeviceCrashed, DeviceFault, DeviceHung, episode_end, step_info
+from distrl.envs.protocol import episode_end, step_info
 from distrl.errors import InputError
 
 __all__ = ["MiniWoBEnv", "MiniWoBSetupError", "MiniWoBTaskError"]

@@ -16,6 +16,7 @@ import numpy as np
 
 from distrl.config.schema import PhoneSimConfig
 from distrl.core.action import Action, ActionType
+from distrl.core.faults import DeviceCrashed, DeviceFault
 from distrl.core.observation import NO_SCREENSHOT, Observation
 from distrl.core.task import Task
 from distrl.envs.phonesim.apps import build_apps
@@ -26,7 +27,7 @@ from distrl.envs.phonesim.render import Renderer
 from distrl.envs.phonesim.tasks.base import TaskTemplate
 from distrl.envs.phonesim.tasks.registry import TEMPLATES
 from distrl.envs.phonesim.world import populate_world
-from distrl.envs.protocol import DeviceCrashed, DeviceFault, episode_end, step_info
+from distrl.envs.protocol import episode_end, step_info
 from distrl.errors import InputError
 
 

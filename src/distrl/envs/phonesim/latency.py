@@ -17,7 +17,7 @@ import numpy as np
 
 from distrl.config.schema import LatencyConfig
 from distrl.core.action import Action, ActionType
-from distrl.envs.protocol import DeviceCrashed, DeviceHung
+from distrl.core.faults import DeviceCrashed, DeviceHung
 
 
 class LatencyModel:

@@ -10,6 +10,7 @@ processor files (tokenizer, image processor, chat template). Loading never touch
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,14 @@ def _from_path(path: str, dtype: torch.dtype) -> tuple[Any, Any]:
     return model, processor
 
 
-def load_backbone(config: VLMPolicyConfig, device: torch.device) -> tuple[Any, Any]:
-    """(model, processor) for ``config``, the model in eval mode on ``device`` in its dtype."""
+def load_backbone(
+    config: VLMPolicyConfig, device: torch.device, tokenizer_texts: Sequence[str] = ()
+) -> tuple[Any, Any]:
+    """(model, processor) for ``config``, the model in eval mode on ``device`` in its dtype; a
+    tiny model's tokenizer is trained on ``tokenizer_texts``."""
     dtype = resolve_dtype(config, device)
     if config.tiny:
-        model, processor = build_tiny_vlm(config.seed)
+        model, processor = build_tiny_vlm(config.seed, tokenizer_texts)
         model = model.to(dtype)
     elif config.path is not None:
         model, processor = _from_path(config.path, dtype)

@@ -49,12 +49,12 @@ from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action, parse_action
 from distrl.core.observation import Observation
 from distrl.policies.base import (
-    CHECKPOINT_FORMAT,
     Evaluation,
     PolicyCheckpointError,
     PolicyOutput,
-    read_checkpoint,
+    read_policy_file,
     register_policy,
+    write_policy_file,
 )
 from distrl.policies.vlm.backbone import load_backbone, resolve_device
 from distrl.policies.vlm.critic import PooledValueHeads, SeparateCritic
@@ -97,13 +97,15 @@ class VLMPolicy(nn.Module):
     #: The model reads the screenshot: replay and workers keep pixels for it.
     uses_screenshots = True
 
-    def __init__(self, config: VLMPolicyConfig | None = None):
+    def __init__(self, config: VLMPolicyConfig | None = None, tokenizer_texts: Sequence[str] = ()):
         super().__init__()
         self.config = config if config is not None else VLMPolicyConfig(tiny=True)
+        #: What a tiny model's tokenizer is trained on (saved with the policy: see ``save``).
+        self.tokenizer_texts = tuple(tokenizer_texts)
         self.version = 0
         cfg = self.config
         device = resolve_device(cfg)
-        base, processor = load_backbone(cfg, device)
+        base, processor = load_backbone(cfg, device, self.tokenizer_texts)
         self.model = add_lora(
             base,
             enabled=cfg.lora,
@@ -314,30 +316,20 @@ class VLMPolicy(nn.Module):
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """One file: format tag, kind, config (which base: tiny seed or path), version and the
-        trainable tensors. The base itself is not copied: load rebuilds or reloads it."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(
-            {
-                "format": CHECKPOINT_FORMAT,
-                "kind": self.policy_kind,  # type: ignore[attr-defined]
-                "config": self.config.model_dump(mode="python"),
-                "version": int(self.version),
-                "state_dict": {k: v.cpu() for k, v in self.trainable_state_dict().items()},
-            },
+        """One file: format tag, kind, config (which base: tiny seed or path), version, the
+        trainable tensors and the tiny tokenizer's texts. The base itself is not copied: load
+        rebuilds or reloads it."""
+        write_policy_file(
+            self,
             path,
+            self.trainable_state_dict(),
+            tokenizer_texts=list(self.tokenizer_texts),
         )
 
     @classmethod
     def load(cls, path: str | Path) -> VLMPolicy:
-        data = read_checkpoint(path)
-        if data.get("kind") != cls.policy_kind:  # type: ignore[attr-defined]
-            raise PolicyCheckpointError(
-                f"policy checkpoint {path}: holds a {data.get('kind')!r} policy, "
-                f"not {cls.policy_kind!r}; use distrl.policies.load_policy"  # type: ignore[attr-defined]
-            )
-        policy = cls(VLMPolicyConfig(**data["config"]))
+        data = read_policy_file(cls, path)
+        policy = cls(VLMPolicyConfig(**data["config"]), data.get("tokenizer_texts", ()))
         try:
             policy.load_state_dict(data["state_dict"])
         except RuntimeError as error:

@@ -6,18 +6,21 @@ model has the architecture of SmolVLM / Idefics3 (a SigLIP-style vision encoder,
 connector and a Llama decoder), so it goes through exactly the transformers code paths a real
 Idefics3 or SmolVLM checkpoint does, only with a few hundred thousand parameters.
 
-The tokenizer is a byte-level BPE trained in-process on canonical AitW action texts and PhoneSim
-instructions, so an action is ~20 tokens instead of ~100 bytes. Both the tokenizer and the weights
-are pure functions of the seed: every process of a run (learner, workers, driver) builds the same
-base, so only the trainable tensors (LoRA, critic) ever need to travel.
+The tokenizer is a byte-level BPE trained in-process on canonical AitW action texts and on the
+texts its caller passes (a run passes its task suites' instructions: the policy package knows no
+task suite), so an action is ~20 tokens instead of ~100 bytes. Both the tokenizer and the weights
+are pure functions of the seed and those texts: every process of a run (learner, workers,
+driver) builds the same base, so only the trainable tensors (LoRA, critic) ever need to travel.
 
->>> model, processor = build_tiny_vlm(seed=0)
+>>> model, processor = build_tiny_vlm(seed=0, texts=("open the clock app",))
 >>> 100_000 < sum(p.numel() for p in model.parameters()) < 2_000_000
 True
 """
 
 from __future__ import annotations
 
+import string
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -95,16 +98,13 @@ def _sample_actions(rng: np.random.Generator, words: list[str], count: int) -> l
 
 
 @lru_cache(maxsize=4)
-def _trained_tokenizer(seed: int) -> str:
-    """The trained tokenizer as JSON (cached per process; each caller gets its own copy)."""
-    # Imported here: the policy package should not need the simulator unless the tiny model
-    # is built (a real checkpoint brings its own tokenizer).
-    from distrl.envs.phonesim.tasks.suites import load_suite
-
-    instructions = [t.instruction for s in ("general", "webshop") for t in load_suite(s, "train")]
-    words = sorted({w for text in instructions for w in text.split()})
+def _trained_tokenizer(seed: int, texts: tuple[str, ...]) -> str:
+    """The tokenizer trained on ``texts`` and sampled action texts, as JSON (cached per process;
+    each caller gets its own copy). Typed texts in the action corpus are drawn from the words of
+    ``texts`` (single letters when there are none)."""
+    words = sorted({w for text in texts for w in text.split()}) or list(string.ascii_lowercase)
     rng = np.random.default_rng(seed)
-    corpus = instructions + [format_action(a) for a in _sample_actions(rng, words, 3000)]
+    corpus = list(texts) + [format_action(a) for a in _sample_actions(rng, words, 3000)]
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -118,11 +118,11 @@ def _trained_tokenizer(seed: int) -> str:
     return tokenizer.to_str()
 
 
-def tiny_tokenizer(seed: int = 0) -> PreTrainedTokenizerFast:
-    """The in-process trained byte-level BPE as a transformers tokenizer (left padding, so that
-    a batch's prompts all end where generation starts)."""
+def tiny_tokenizer(seed: int = 0, texts: Sequence[str] = ()) -> PreTrainedTokenizerFast:
+    """The in-process trained byte-level BPE (on ``texts`` and action texts) as a transformers
+    tokenizer (left padding, so that a batch's prompts all end where generation starts)."""
     return PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_str(_trained_tokenizer(seed)),
+        tokenizer_object=Tokenizer.from_str(_trained_tokenizer(seed, tuple(texts))),
         bos_token="<s>",
         eos_token="</s>",
         pad_token="<pad>",
@@ -132,9 +132,12 @@ def tiny_tokenizer(seed: int = 0) -> PreTrainedTokenizerFast:
     )
 
 
-def build_tiny_vlm(seed: int = 0) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
-    """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor."""
-    tokenizer = tiny_tokenizer(seed)
+def build_tiny_vlm(
+    seed: int = 0, texts: Sequence[str] = ()
+) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
+    """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor,
+    whose tokenizer is trained on ``texts`` (see :func:`tiny_tokenizer`)."""
+    tokenizer = tiny_tokenizer(seed, texts)
     image_processor = _ImageProcessor(
         do_image_splitting=False,
         size={"longest_edge": TINY_IMAGE_SIDE},

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -26,27 +25,25 @@ import numpy as np
 import ray
 import torch
 
-from distrl.algos.rewards import shaped_rewards
 from distrl.config.schema import RunConfig
+from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import device_seed, load_tasks, make_device
+from distrl.envs.devices import Purpose, make_device
 from distrl.envs.protocol import DeviceEnv
+from distrl.envs.task_sets import load_tasks
+from distrl.policies.base import reads_screenshots
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
-from distrl.runtime.components import (
-    build_policy,
-    build_replay,
-    capture_config,
-    reads_screenshots,
-)
+from distrl.runtime.collection_stats import RecentCollection, replay_stats, take_in
+from distrl.runtime.components import build_policy, build_replay
 from distrl.runtime.distributed.learner_group import (
     LearnerGroup,
     join_group,
     rendezvous_address,
     restore_learner,
 )
-from distrl.runtime.evaluation import TaskSampler
-from distrl.runtime.learner import Learner
+from distrl.runtime.learner import Learner, run_updates
 from distrl.runtime.replay_service import ReplayBatch
+from distrl.runtime.task_sampler import TaskSampler
 
 #: How often a busy worker looks at the board for the stop flag (real seconds).
 STOP_POLL_SECONDS = 0.5
@@ -65,8 +62,10 @@ class WeightsBoard:
         #: many of the driver's calls the dead actor failed (counting failed calls overcounts).
         self.lives: dict[int, int] = {}
 
-    def register_life(self, worker_index: int) -> None:
+    def register_life(self, worker_index: int) -> int:
+        """Count a new life of worker ``worker_index``; returns its number (0: the first)."""
         self.lives[worker_index] = self.lives.get(worker_index, 0) + 1
+        return self.lives[worker_index] - 1
 
     def restarts(self) -> int:
         """Worker restarts so far: lives beyond each worker's first."""
@@ -93,15 +92,11 @@ class ReplayActor:
         self.service = build_replay(
             cfg, keep_screenshots, store_dir=Path(store_dir), flush_seconds=cfg.ray.flush_seconds
         )
-        self.shaping = self.service.algorithm.shaping
-        self._window = _CollectWindow()
+        self.recent = RecentCollection()
 
     def add(self, trajectories: list[Trajectory]) -> bool:
         """Take trajectories; returns whether the sender may keep sending (backpressure)."""
-        self.service.add(trajectories)
-        for trajectory in trajectories:
-            self._window.add(trajectory, sum(shaped_rewards(trajectory, self.shaping)))
-        return self.service.can_accept()
+        return take_in(self.service, self.recent, trajectories)
 
     def add_demonstrations(self, trajectories: list[Trajectory]) -> int:
         return self.service.add_demonstrations(trajectories)
@@ -122,11 +117,7 @@ class ReplayActor:
 
     def stats(self) -> dict[str, float]:
         """Counters, replay size, and collection figures since the previous call."""
-        return {
-            **vars(self.service.counters),
-            "windows": len(self.service),
-            **self._window.take(),
-        }
+        return replay_stats(self.service, self.recent)
 
     def state_dict(self) -> dict[str, object]:
         return self.service.state_dict()
@@ -184,30 +175,21 @@ class LearnerActor:
     def train(self, max_updates: int, max_seconds: float) -> dict[str, Any]:
         """Up to ``max_updates`` updates within ``max_seconds``, publishing after each; stops
         early while the replay holds too little. Returns the count and the mean metrics."""
-        started = time.monotonic()
-        sums: dict[str, float] = {}
-        done = 0
-        while done < max_updates and time.monotonic() - started < max_seconds:
-            batch = ray.get(
-                self.replay.sample.remote(self.cfg.train.batch_size, self.learner.version),
-                timeout=self.timeout,
-            )
-            if batch is None:
-                break
-            if not batch.windows:
-                continue  # every window drawn was stale (and is now gone)
-            priorities, metrics = self.updater.update(batch)
-            # Not awaited: calls from one caller run in order, so the next sample sees it.
-            self.replay.update_priorities.remote(batch.slots, batch.generations, priorities)
-            self.publish()
-            done += 1
-            for key, value in metrics.items():
-                sums[key] = sums.get(key, 0.0) + value
-        seconds = time.monotonic() - started
-        means = {key: value / done for key, value in sums.items()} if done else {}
-        if done:
-            means["updates_per_s"] = done / max(seconds, 1e-9)
-        return {"updates": done, "total_updates": self.learner.updates, "metrics": means}
+        trained = run_updates(self._update_once, max_updates, max_seconds)
+        return {**trained, "total_updates": self.learner.updates}
+
+    def _update_once(self) -> dict[str, float] | None:
+        batch = ray.get(
+            self.replay.sample.remote(self.cfg.train.batch_size, self.learner.version),
+            timeout=self.timeout,
+        )
+        if batch is None or not batch.windows:
+            return None if batch is None else {}  # {}: every window drawn was stale (now gone)
+        priorities, metrics = self.updater.update(batch)
+        # Not awaited: calls from one caller run in order, so the next sample sees it.
+        self.replay.update_priorities.remote(batch.slots, batch.generations, priorities)
+        self.publish()
+        return metrics
 
     def total_updates(self) -> int:
         return self.learner.updates
@@ -241,38 +223,38 @@ class WorkerActor:
         num_devices: int,
         replay_name: str,
         board_name: str,
-        seed: int,
+        session: int,
     ):
         # By name, not by handle: a restarted actor looks them up again (handles passed as
         # constructor arguments would have to outlive the actor's restarts).
         self.cfg = cfg
         self.replay, self.board = ray.get_actor(replay_name), ray.get_actor(board_name)
         self.timeout = cfg.ray.call_timeout_seconds
-        ray.get(self.board.register_life.remote(worker_index), timeout=self.timeout)
-        # A restarted actor draws a different task stream than its previous life did.
-        with warnings.catch_warnings():  # Ray 2.60 warns about its own use of actor_id here
-            warnings.simplefilter("ignore", DeprecationWarning)
-            reborn = ray.get_runtime_context().was_current_actor_reconstructed
-        restarts = 1 + time.time_ns() % 1_000_003 if reborn else 0
-        tasks = load_tasks(cfg, "train")
-        worker_id = f"worker-{worker_index}"
-
+        life = ray.get(self.board.register_life.remote(worker_index), timeout=self.timeout)
+        # Each life of a worker (a restart by Ray, a resumed run) draws its own streams.
+        branch = (worker_index, session, life)
         policy = build_policy(cfg)
-        device_cfg = capture_config(cfg, policy)
+        screenshots = reads_screenshots(policy)
 
         def new_device(index: int, incarnation: int) -> DeviceEnv:
-            slot = first_device + index
             return make_device(
-                device_cfg, slot, seed=device_seed(cfg, slot, incarnation + restarts)
+                cfg,
+                Purpose.TRAIN,
+                first_device + index,
+                screenshots=screenshots,
+                incarnation=incarnation,
+                lineage=(session, life),
             )
 
         self.worker = AsyncWorker(
             new_device,
             num_devices,
             policy,
-            TaskSampler(tasks, seed * 7_919 + worker_index * 101 + restarts),
-            worker_id=worker_id,
-            seed=seed * 7_919 + worker_index + restarts,
+            TaskSampler(
+                load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, *branch)
+            ),
+            worker_id=f"worker-{worker_index}",
+            seed=derive_seed(cfg.seed, Stream.WORKER_ACTIONS, *branch),
             step_timeout_seconds=cfg.ray.step_timeout_seconds,
         )
         self.keep_screenshots = reads_screenshots(self.worker.policy)
@@ -373,31 +355,3 @@ class WorkerActor:
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
-
-
-class _CollectWindow:
-    """Collection figures accumulated between two ``stats`` calls."""
-
-    def __init__(self) -> None:
-        self._reset()
-
-    def _reset(self) -> None:
-        self.count = self.successes = self.steps = 0
-        self.returns = 0.0
-
-    def add(self, trajectory: Trajectory, episode_return: float) -> None:
-        self.count += 1
-        self.successes += int(trajectory.success)
-        self.steps += len(trajectory)
-        self.returns += episode_return
-
-    def take(self) -> dict[str, float]:
-        figures = {"recent_trajectories": float(self.count)}
-        if self.count:
-            figures |= {
-                "recent_success": self.successes / self.count,
-                "recent_return": self.returns / self.count,
-                "recent_episode_steps": self.steps / self.count,
-            }
-        self._reset()
-        return figures

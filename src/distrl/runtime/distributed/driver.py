@@ -1,20 +1,22 @@
-"""``runtime=ray``: place the replay, learner and workers as Ray actors and drive a run.
+"""``runtime=ray``: the training loop with its parts placed as Ray actors.
 
-The driver (this process) owns the run folder: TensorBoard, the evaluation curve, checkpoints.
-It does not touch data on its way: workers send trajectories to the replay actor, the learner
-actor pulls batches from it and publishes weights to the board, workers pick them up.
+The loop (:mod:`distrl.runtime.training`, the same as the serial runtime's) runs in this driver
+process and owns the run folder: TensorBoard, the evaluation curve, checkpoints. It does not
+touch data on its way: workers send trajectories to the replay actor, the learner actor pulls
+batches from it and publishes weights to the board, workers pick them up.
 
-* **async**: workers collect until told to stop; the driver asks the learner for short chunks of
-  updates (so it can evaluate, checkpoint and notice dead workers in between).
+* **async**: workers collect until told to stop; each round of the loop waits for the learner's
+  next short chunk of updates (so the loop can evaluate, checkpoint and notice dead workers in
+  between) while the chunk after it is already queued.
 * **sync** (DigiRL-style baseline): each round, every worker collects its share of
   ``episodes_per_round`` with the same weights, all wait at the barrier, the learner runs
   ``updates_per_round`` updates, the new weights are broadcast.
 
 A worker actor that dies (``ray.kill``, a crashed process) is restarted by Ray (``max_restarts``),
 re-syncs to the newest weights in its constructor, and the driver resumes its work; episodes it
-had in flight are lost (never stored, never counted). Checkpoints hold the learner, the replay's
-counters and RNG and the curve; the replay's windows are rebuilt from the Parquet store on
-``--resume``, so a run killed with SIGKILL continues from its last checkpoint.
+had in flight are lost (never stored, never counted). The replay's windows are rebuilt from the
+Parquet store on ``--resume``, so a run killed with SIGKILL continues from its last checkpoint
+and counts every trajectory it stored.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,28 +31,15 @@ import ray
 import torch
 from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
-from distrl.core.trajectory import Trajectory
-from distrl.envs.backends import load_tasks
+from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.async_worker import CollectStats
-from distrl.runtime.components import build_policy, capture_config, reads_screenshots
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
 from distrl.runtime.distributed.learner_group import check_group_resources, start_learner_group
 from distrl.runtime.distributed.session import device_shares, ray_session
-from distrl.runtime.evaluation import EvaluationDevices
-from distrl.runtime.run_dir import create_run_dir
-from distrl.runtime.run_log import (
-    RunClock,
-    TrainResult,
-    load_checkpoint,
-    record_eval,
-    save_checkpoint,
-    write_outputs,
-)
-from distrl.runtime.serial import load_demonstrations, resumed_demonstrations, warm_start
-from distrl.store import TrajectoryStore
+from distrl.runtime.run_log import TrainResult
+from distrl.runtime.training import RunSetup, train_with
 
 #: Longest stretch of learner updates between two looks of the driver (real seconds).
 CHUNK_SECONDS = 2.0
@@ -64,10 +52,12 @@ class Placement:
         self,
         cfg: RunConfig,
         run_dir: Path,
-        policy_state: dict[str, torch.Tensor],
+        policy: Policy,
         learner_state: dict[str, Any] | None,
+        session: int,
     ):
         self.cfg = cfg
+        policy_state = policy.state_dict()
         gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
         self.learner_options = {"num_cpus": 1 if gpus == 0 else 0, "num_gpus": gpus}
         # Before any actor exists: a group the cluster cannot place is refused, not left pending.
@@ -81,7 +71,7 @@ class Placement:
             .options(name=board_name, num_cpus=0, scheduling_strategy=here)
             .remote()
         )
-        keep_screens = reads_screenshots(build_policy(cfg))
+        keep_screens = reads_screenshots(policy)
         self.replay = (
             ray.remote(ReplayActor)
             .options(name=replay_name, num_cpus=0, scheduling_strategy=here)
@@ -115,7 +105,7 @@ class Placement:
                     max_restarts=-1,
                     max_task_retries=0,
                 )
-                .remote(cfg, index, first, devices, replay_name, board_name, cfg.seed)
+                .remote(cfg, index, first, devices, replay_name, board_name, session)
             )
             self.workers.append(worker)
             first += devices
@@ -133,193 +123,72 @@ class Placement:
             ray.kill(actor, no_restart=True)
 
 
-def train_ray(
-    cfg: RunConfig,
-    resume: Path | None = None,
-    demonstrations: list[Trajectory] | None = None,
-    on_progress: Callable[[float, dict[str, float]], None] | None = None,
-    evaluate: bool = True,
-    start_weights: dict[str, torch.Tensor] | None = None,
-) -> TrainResult:
-    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``);
-    ``evaluate=False`` skips the test-split curve (``distrl bench collect`` times collection);
-    ``start_weights`` is a policy already warm-started (a benchmark clones once and starts every
-    method from it) in place of cloning ``demonstrations`` here."""
-    if demonstrations is None and cfg.train.demos and resume is None:
-        demonstrations = load_demonstrations(Path(cfg.train.demos))
-    torch.manual_seed(cfg.seed)
-    with ray_session(cfg):
-        run_dir = resume if resume is not None else create_run_dir(cfg, "train")
-        test_tasks = load_tasks(cfg, "test")
-        policy = build_policy(cfg)
-        state = load_checkpoint(run_dir) if resume is not None else None
-        if state is None and start_weights is not None:
-            policy.load_state_dict(start_weights)
-        elif state is None and (demonstrations or cfg.train.warm_start_episodes > 0):
-            train_tasks = load_tasks(cfg, "train")
-            demonstrations = warm_start(policy, cfg, train_tasks, run_dir, demonstrations)
-        elif state is not None:
-            demonstrations = resumed_demonstrations(cfg, run_dir)
+class ActorParts:
+    """The run's parts as Ray actors (a :class:`~distrl.runtime.training.Parts`); the two modes
+    differ in :meth:`round` only (:class:`AsyncParts`, :class:`SyncParts`)."""
+
+    def __init__(self, setup: RunSetup):
+        self.cfg = cfg = setup.cfg
+        state = setup.state
         learner_state = state["learner"] if state is not None else None
-        placement = Placement(cfg, run_dir, policy.state_dict(), learner_state)
-        result = TrainResult(run_dir)
-        elapsed_before = 0.0
-        if cfg.train.demo_fraction > 0 and demonstrations:
-            placement.get(placement.replay.add_demonstrations.remote(demonstrations))
-        if state is not None:
-            version = int(state["learner"]["version"])
-            result.episodes = placement.get(
-                placement.replay.restore.remote(state["replay"], version)
-            )
-            result.curve = state["curve"]
-            elapsed_before = state["elapsed"]
+        self.placement = Placement(cfg, setup.run_dir, setup.policy, learner_state, setup.session)
         try:
-            placement.worker_nodes()  # constructed (devices built) before the clock starts
-            placement.get(placement.learner.publish.remote())
-            runner = _AsyncRun if cfg.train.mode == "async" else _SyncRun
-            run = runner(cfg, placement, result, elapsed_before, test_tasks, on_progress)
-            run.evaluating = evaluate
-            return run.run()
-        finally:
-            placement.shutdown()
-
-
-class _Run:
-    """The loop both modes share: evaluate, stop, checkpoint, log; ``step`` differs."""
-
-    def __init__(
-        self,
-        cfg: RunConfig,
-        placement: Placement,
-        result: TrainResult,
-        elapsed_before: float,
-        test_tasks: list,
-        on_progress: Callable[[float, dict[str, float]], None] | None,
-    ):
-        self.cfg, self.placement, self.result = cfg, placement, result
-        self.test_tasks = test_tasks
-        self.on_progress = on_progress
-        last_eval = result.curve[-1]["minutes"] if result.curve else None
-        self.clock = RunClock(cfg, elapsed_before, last_eval)
-        self.writer = SummaryWriter(str(result.run_dir / "tensorboard"))
-        self.updates = placement.get(placement.learner.total_updates.remote())
+            if setup.demonstrations:
+                self.get(self.placement.replay.add_demonstrations.remote(setup.demonstrations))
+            if state is not None:
+                version = int(state["learner"]["version"])
+                self.get(self.placement.replay.restore.remote(state["replay"], version))
+            self.nodes = self.placement.worker_nodes()  # devices built before the clock starts
+            self.get(self.placement.learner.publish.remote())
+        except BaseException:
+            self.placement.shutdown()
+            raise
         self.collected = CollectStats()
         #: Worker restarts, counted by the board from worker lives (read when the run stops).
         self.worker_restarts = 0
         #: Wall-clock seconds of collection, and device-seconds the devices were available.
         self.collect_seconds = 0.0
         self.device_seconds = 0.0
-        self.evaluating = True
-        self.policy = build_policy(cfg)
-        self.eval_devices = EvaluationDevices(capture_config(cfg, self.policy))
-        self._sync_policy()
 
-    # -- pieces --------------------------------------------------------------------------------
-    def _sync_policy(self) -> None:
-        state, version, updates = self.placement.get(self.placement.learner.policy_state.remote())
-        self.policy.load_state_dict(state)
-        self.policy.version = version
-        # An async learner trains on while the driver works: the curve names what it evaluates.
-        self.updates = updates
+    def get(self, ref: Any) -> Any:
+        return self.placement.get(ref)
 
-    def _evaluate(self) -> None:
-        if not self.evaluating:
-            return
-        self._sync_policy()
-        record_eval(
-            self.cfg,
-            self.policy,
-            self.test_tasks,
-            self.clock.elapsed,
-            self.updates,
-            self.result,
-            self.writer,
-            self.eval_devices,
-        )
+    # -- Parts ---------------------------------------------------------------------------------
+    def updates(self) -> int:
+        return self.get(self.placement.learner.total_updates.remote())
 
-    def _log(self, trained: dict[str, Any]) -> None:
-        for key, value in trained.get("metrics", {}).items():
-            self.writer.add_scalar(f"learner/{key}", value, self.updates)
-        stats = self.placement.get(self.placement.replay.stats.remote())
-        for key in ("recent_success", "recent_return", "recent_episode_steps"):
-            if key in stats:
-                name = key.removeprefix("recent_")
-                self.writer.add_scalar(f"collect/{name}", stats[key], self.updates)
-        self.writer.add_scalar("replay/windows", stats["windows"], self.updates)
-        self.writer.add_scalar("replay/stale_dropped", stats["stale_dropped"], self.updates)
-        self.writer.add_scalar("collect/trajectories", stats["trajectories"], self.updates)
-        self.result.episodes = int(stats["trajectories"])
+    def learner_weights(self) -> tuple[dict[str, torch.Tensor], int, int]:
+        return self.get(self.placement.learner.policy_state.remote())
 
-    def _checkpoint(self) -> None:
-        self.placement.get(self.placement.replay.flush.remote())
-        learner_state = self.placement.get(self.placement.learner.state_dict.remote())
-        self.policy.load_state_dict(learner_state["policy"])
-        state = {
-            "learner": learner_state,
-            "replay": self.placement.get(self.placement.replay.state_dict.remote()),
-            "elapsed": self.clock.elapsed,
-            "curve": self.result.curve,
-            "episodes": self.result.episodes,
+    def stats(self) -> dict[str, float]:
+        return self.get(self.placement.replay.stats.remote())
+
+    def state_dict(self) -> dict[str, Any]:
+        self.get(self.placement.replay.flush.remote())
+        return {
+            "learner": self.get(self.placement.learner.state_dict.remote()),
+            "replay": self.get(self.placement.replay.state_dict.remote()),
+            # Workers run on through a checkpoint: their random state is not captured; a resumed
+            # run's workers seed from its session instead (see ``session_index``).
+            "workers": {},
         }
-        save_checkpoint(self.result.run_dir, state, self.policy)
 
-    def _done_by_updates(self) -> bool:
-        limit = self.cfg.train.max_updates
-        return limit is not None and self.updates >= limit
+    def stop(self) -> None:
+        self._stop_collecting()
+        self.worker_restarts = self.get(self.placement.board.restarts.remote())
+        self.get(self.placement.replay.flush.remote())
 
-    # -- the loop ------------------------------------------------------------------------------
-    def run(self) -> TrainResult:
-        try:
-            return self._run()
-        finally:
-            self.eval_devices.close()
-
-    def _run(self) -> TrainResult:
-        self.start()
-        trained: dict[str, Any] = {}
-        while True:
-            if self.clock.eval_due():
-                self._evaluate()
-            if self.clock.out_of_time() or self._done_by_updates():
-                break
-            trained = self.step()
-            self.updates = int(trained["total_updates"])
-            self._log(trained)
-            if self.on_progress is not None:
-                self.on_progress(self.clock.fraction, trained.get("metrics", {}))
-            if self.clock.checkpoint_due():
-                self._checkpoint()
-        self.stop()
-        self.worker_restarts = self.placement.get(self.placement.board.restarts.remote())
-        self.placement.get(self.placement.replay.flush.remote())
-        self._log({})
-        if not self.result.curve or self.result.curve[-1]["updates"] != self.updates:
-            self._evaluate()  # the curve ends with the policy the run ends with
-        self._checkpoint()
-        self.result.updates = self.updates
-        self.result.extra = {
-            "runtime": "ray",
-            "mode": self.cfg.train.mode,
-            **self.figures(),
-            **self.placement.get(self.placement.learner.weights_figures.remote()),
-            "worker_nodes": self.placement.worker_nodes(),
-        }
-        self.writer.close()
-        write_outputs(self.result.run_dir, self.result)
-        return self.result
+    def drop_log(self) -> None:
+        return None  # the workers' counts are in figures(); their causes stay in the actors
 
     def figures(self) -> dict[str, Any]:
-        """The exactly-once accounting (what the replay counted against what is on disk) and
-        the collection figures: utilisation, drops, restarts."""
+        """The collection figures: utilisation, drops, restarts."""
         stats = self.collected
         device_seconds = max(self.device_seconds, 1e-9)
-        store = TrajectoryStore(self.result.run_dir / "trajectories")
-        ids = store.trajectory_ids()
-        counted = self.placement.get(self.placement.replay.stats.remote())
+        counted = self.stats()
         return {
-            "collected": int(counted["trajectories"]),
-            "stored": store.count(),
-            "duplicated": len(ids) - len(set(ids)),
+            "runtime": "ray",
+            "mode": self.cfg.train.mode,
             "duplicate_sends_ignored": int(counted["duplicates"]),
             "dropped_partial": stats.dropped,
             "restarts": self.worker_restarts,
@@ -335,10 +204,21 @@ class _Run:
                 "devices_replaced": stats.replaced,
                 "worker_restarts": self.worker_restarts,
             },
+            **self.get(self.placement.learner.weights_figures.remote()),
+            "worker_nodes": self.nodes,
         }
 
+    def close(self) -> None:
+        self.placement.shutdown()
+
+    # -- the modes' pieces ---------------------------------------------------------------------
+    def _updates_left(self, total_updates: int, wanted: int) -> int:
+        """``wanted`` updates, or fewer where ``train.max_updates`` ends the run sooner."""
+        limit = self.cfg.train.max_updates
+        return wanted if limit is None else max(0, min(wanted, limit - total_updates))
+
     def _add_figures(self, figures: dict[str, float]) -> None:
-        if self.cfg.train.mode == "async":  # each worker's own span (sync: the round's, below)
+        if self.cfg.train.mode == "async":  # each worker's own span (sync: the round's)
             self.device_seconds += figures["devices"] * figures["seconds"]
         self.collected.merge(
             CollectStats(**{k: figures[k] for k in vars(CollectStats()) if k in figures})
@@ -346,14 +226,14 @@ class _Run:
 
     def start(self) -> None: ...
 
-    def step(self) -> dict[str, Any]:
+    def round(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def stop(self) -> None: ...
+    def _stop_collecting(self) -> None: ...
 
 
-class _AsyncRun(_Run):
-    """The learner always has the next ``train`` call queued: while the driver evaluates, logs
+class AsyncParts(ActorParts):
+    """The learner always has the next ``train`` call queued: while the loop evaluates, logs
     or checkpoints, the learner keeps training (an idle learner beside busy devices is the
     waste asynchrony exists to remove). One call in flight at a time, each sized from the count
     the previous one returned, so ``max_updates`` is never overshot."""
@@ -361,18 +241,17 @@ class _AsyncRun(_Run):
     def start(self) -> None:
         self.started = time.monotonic()
         self.running = {w.run_async.remote(): i for i, w in enumerate(self.placement.workers)}
-        self.in_flight: Any = self._queue_training(self.updates)
+        self.in_flight: Any = self._queue_training(self.updates())
 
     def _queue_training(self, total_updates: int) -> Any:
         """The next ``train`` call, or None when ``max_updates`` is reached."""
-        limit = self.cfg.train.max_updates
-        chunk = 1_000_000 if limit is None else limit - total_updates
+        chunk = self._updates_left(total_updates, 1_000_000)
         return self.placement.learner.train.remote(chunk, CHUNK_SECONDS) if chunk > 0 else None
 
-    def step(self) -> dict[str, Any]:
+    def round(self) -> dict[str, Any]:
         if self.in_flight is None:  # max_updates reached; the loop stops on it
-            return {"updates": 0, "total_updates": self.updates, "metrics": {}}
-        trained = self.placement.get(self.in_flight)
+            return {"metrics": {}}
+        trained = self.get(self.in_flight)
         self.in_flight = self._queue_training(int(trained["total_updates"]))
         if trained["updates"] == 0:  # the replay is still filling: wait on the workers a bit
             ray.wait(list(self.running), timeout=0.2)
@@ -389,25 +268,25 @@ class _AsyncRun(_Run):
                 self._add_figures(ray.get(ref, timeout=self.cfg.ray.call_timeout_seconds))
             self.running[self.placement.workers[index].run_async.remote()] = index
 
-    def stop(self) -> None:
+    def _stop_collecting(self) -> None:
         if self.in_flight is not None:  # the queued call's updates count (the budget is spent)
-            self.updates = int(self.placement.get(self.in_flight)["total_updates"])
+            self.get(self.in_flight)
             self.in_flight = None
-        self.placement.get(self.placement.board.stop.remote())
+        self.get(self.placement.board.stop.remote())
         for ref in list(self.running):
             # A worker that died as the run ended never sent its partial episodes.
             with contextlib.suppress(RayActorError):
-                self._add_figures(self.placement.get(ref))
+                self._add_figures(self.get(ref))
         self.collect_seconds = time.monotonic() - self.started
 
 
-class _SyncRun(_Run):
+class SyncParts(ActorParts):
     def start(self) -> None:
         #: (collect-until-barrier, train) seconds of each round.
         self.rounds: list[tuple[float, float]] = []
 
-    def step(self) -> dict[str, Any]:
-        self.placement.get(self.placement.learner.publish.remote())
+    def round(self) -> dict[str, Any]:
+        self.get(self.placement.learner.publish.remote())
         started = time.monotonic()
         total = self.cfg.train.episodes_per_round
         devices = self.cfg.train.devices
@@ -427,18 +306,19 @@ class _SyncRun(_Run):
                     self._add_figures(ray.get(ref))
                 except RayActorError:  # restarted by Ray: it redoes its share
                     pending[workers[index].collect.remote(share)] = (index, share)
-        self.placement.get(self.placement.replay.flush.remote())
+        self.get(self.placement.replay.flush.remote())
         collected = time.monotonic()
-        trained = self.placement.get(
-            self.placement.learner.train.remote(self.cfg.train.updates_per_round, float("inf"))
-        )
+        budget = self._updates_left(self.updates(), self.cfg.train.updates_per_round)
+        trained = self.get(self.placement.learner.train.remote(budget, float("inf")))
         ended = time.monotonic()
         self.collect_seconds += ended - started
         self.device_seconds += devices * (ended - started)  # idle while training too
-        self.writer.add_scalar("sync/collect_seconds", collected - started, self.updates)
-        self.writer.add_scalar("sync/train_seconds", ended - collected, self.updates)
         self.rounds.append((collected - started, ended - collected))
-        return trained
+        scalars = {
+            "sync/collect_seconds": collected - started,
+            "sync/train_seconds": ended - collected,
+        }
+        return {**trained, "scalars": scalars}
 
     def figures(self) -> dict[str, Any]:
         figures = super().figures()
@@ -451,3 +331,14 @@ class _SyncRun(_Run):
                 "round_train_seconds": round(train, 2),
             }
         return figures
+
+
+def train_ray(cfg: RunConfig, resume: Path | None = None, **options: Any) -> TrainResult:
+    """Train with the replay, learner and workers as Ray actors (``cfg.train.mode``). The
+    ``options`` are :func:`~distrl.runtime.training.train_with`'s: ``demonstrations``,
+    ``on_progress``, ``evaluate`` (False skips the test-split curve: ``distrl bench collect``
+    times collection) and ``start_weights`` (a policy already warm-started: a benchmark clones
+    once and starts every method from it)."""
+    parts = AsyncParts if cfg.train.mode == "async" else SyncParts
+    with ray_session(cfg):
+        return train_with(parts, cfg, resume, **options)

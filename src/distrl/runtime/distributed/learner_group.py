@@ -47,7 +47,6 @@ def restore_learner(
 ) -> Learner:
     """A learner built from ``cfg`` and loaded with the run's state: every rank builds its
     replica this way, so they start identical (the group's first broadcast makes sure)."""
-    torch.manual_seed(cfg.seed)
     learner = build_learner(cfg, build_policy(cfg))
     if policy_state is not None:
         learner.policy.load_state_dict(policy_state)

@@ -68,3 +68,9 @@ def _suite(suite: str, split: str) -> tuple[Task, ...]:
 def load_suite(suite: str, split: str) -> list[Task]:
     """The fixed task list of ``suite``/``split``; raises :class:`InputError` for a bad name."""
     return list(_suite(suite, split))
+
+
+def suite_instructions(suites: tuple[str, ...] = ("general", "webshop")) -> tuple[str, ...]:
+    """The instructions of ``suites``' train splits: the words a run's tiny VLM tokenizer is
+    trained on (:func:`distrl.policies.vlm.tiny.tiny_tokenizer`)."""
+    return tuple(t.instruction for suite in suites for t in load_suite(suite, "train"))

@@ -1,0 +1,297 @@
+"""The training loop, written once for both runtimes.
+
+A run's workers, replay and learner are its *parts*; where they live is the only thing that
+differs between runtimes. :class:`Parts` is what the loop needs from them:
+:class:`~distrl.runtime.serial.LocalParts` keeps them in this process,
+:class:`~distrl.runtime.distributed.driver.ActorParts` places them as Ray actors. Everything
+else is here, once: setup (the run folder, the policy, the warm start), resume, the loop,
+collection and learner metrics, evaluation points, TensorBoard and checkpoints.
+
+Each pass of the loop evaluates when an evaluation is due, stops when the time or the update
+budget is spent, runs one :meth:`Parts.round` (serial and sync: collect a round, then train;
+async: wait for the learner's next chunk while workers collect), logs, and checkpoints when due.
+The curve always ends with the policy the run ends with, and a final checkpoint is written.
+
+Exactness on resume: the episode count is the replay's count of distinct stored trajectories
+(restored from the store, not from the checkpoint), so a run killed between checkpoints and
+resumed reports exactly what its store holds; ``train.max_updates`` bounds every round, so a run
+makes exactly that many updates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+from distrl.config.schema import RunConfig
+from distrl.core.trajectory import Trajectory
+from distrl.envs.task_sets import load_tasks
+from distrl.policies.base import Policy, reads_screenshots
+from distrl.runtime.components import build_policy
+from distrl.runtime.drops import DropLog
+from distrl.runtime.evaluation import EvaluationDevices
+from distrl.runtime.run_dir import create_run_dir
+from distrl.runtime.run_log import (
+    RunClock,
+    TrainResult,
+    load_checkpoint,
+    record_eval,
+    save_checkpoint,
+    write_outputs,
+)
+from distrl.runtime.warm_start import load_demonstrations, resumed_demonstrations, warm_start
+from distrl.store import TrajectoryStore
+
+Progress = Callable[[float, dict[str, float]], None]
+
+
+class Parts(Protocol):
+    """A run's workers, replay and learner, wherever they live."""
+
+    def start(self) -> None:
+        """Start collecting (async workers run from here until :meth:`stop`)."""
+        ...
+
+    def round(self) -> dict[str, Any]:
+        """One step of the run: ``{"metrics": mean learner metrics}`` (empty while the replay
+        fills), and optionally ``"scalars"``: runtime-specific TensorBoard scalars by tag. Never
+        trains past ``train.max_updates``."""
+        ...
+
+    def stop(self) -> None:
+        """Stop collecting; what workers finished is delivered and stored."""
+        ...
+
+    def updates(self) -> int:
+        """The learner's update count."""
+        ...
+
+    def learner_weights(self) -> tuple[dict[str, torch.Tensor], int, int]:
+        """The learner's current weights, their version and the update count they were taken
+        at (an async learner trains on meanwhile)."""
+        ...
+
+    def stats(self) -> dict[str, float]:
+        """The replay's counters and size, and collection figures since the previous call
+        (:func:`~distrl.runtime.collection_stats.replay_stats`)."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"learner", "replay", "workers"}`` for a checkpoint, after storing every pending
+        trajectory (the replay's counters then match the store)."""
+        ...
+
+    def figures(self) -> dict[str, Any]:
+        """Runtime-specific summary figures."""
+        ...
+
+    def drop_log(self) -> DropLog | None:
+        """Dropped episodes by cause, where the runtime keeps them (None: counts only)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def session_index(state: dict[str, Any] | None) -> int:
+    """Which session of a run this is: 0 for a fresh run, n after its n-th resume. Workers
+    whose random streams a checkpoint cannot hold (Ray's) seed from it, so a resumed run does not
+    replay its first session's task order."""
+    return 0 if state is None else int(state.get("resumes", 0)) + 1
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What a placement builds a run's parts from."""
+
+    cfg: RunConfig
+    run_dir: Path
+    #: The process's policy, warm-started (or not); the learner starts from its weights.
+    policy: Policy
+    #: The checkpoint's state on resume (the parts restore the learner, replay and workers).
+    state: dict[str, Any] | None
+    #: What the replay keeps for its demonstration share (empty without one).
+    demonstrations: list[Trajectory]
+
+    @property
+    def session(self) -> int:
+        """0 for a fresh run, n after its n-th resume (see :func:`session_index`)."""
+        return session_index(self.state)
+
+
+#: Builds a run's parts (:class:`~distrl.runtime.serial.LocalParts`, Ray's ``ActorParts``).
+Placement = Callable[[RunSetup], Parts]
+
+
+def train_with(
+    place: Placement,
+    cfg: RunConfig,
+    resume: Path | None = None,
+    demonstrations: list[Trajectory] | None = None,
+    on_progress: Progress | None = None,
+    evaluate: bool = True,
+    start_weights: dict[str, torch.Tensor] | None = None,
+) -> TrainResult:
+    """Set up (or resume) a run, place its parts with ``place`` and train until the budget is
+    spent. The warm start clones ``demonstrations`` if given, else those of ``train.demos``,
+    else freshly collected ones (``train.warm_start_episodes``; 0: none); ``start_weights`` is
+    a policy already warm-started (a benchmark clones once and starts every method from it);
+    ``evaluate=False`` skips the test-split curve."""
+    if demonstrations is None and cfg.train.demos and resume is None:
+        demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
+    run_dir = resume if resume is not None else create_run_dir(cfg, "train")
+    test_tasks = load_tasks(cfg, "test")
+    policy = build_policy(cfg)  # the one policy of this process
+    state = load_checkpoint(run_dir) if resume is not None else None
+    if state is not None:
+        demonstrations = resumed_demonstrations(cfg, run_dir)
+    elif start_weights is not None:
+        policy.load_state_dict(start_weights)
+    elif demonstrations or cfg.train.warm_start_episodes > 0:
+        demonstrations = warm_start(policy, cfg, load_tasks(cfg, "train"), run_dir, demonstrations)
+    kept = demonstrations if cfg.train.demo_fraction > 0 and demonstrations else []
+    parts = place(RunSetup(cfg, run_dir, policy, state, kept))
+    eval_devices = EvaluationDevices(cfg, reads_screenshots(policy))
+    try:
+        run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)
+        run.evaluating = evaluate
+        if state is not None:
+            run.resume_from(state)
+        return run.run()
+    finally:
+        eval_devices.close()
+        parts.close()
+
+
+class TrainingRun:
+    """The loop over a run's parts (see the module docstring)."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        run_dir: Path,
+        parts: Parts,
+        policy: Policy,
+        test_tasks: list,
+        eval_devices: EvaluationDevices,
+        on_progress: Progress | None,
+    ):
+        self.cfg, self.parts, self.policy = cfg, parts, policy
+        self.test_tasks, self.eval_devices = test_tasks, eval_devices
+        self.on_progress = on_progress
+        self.result = TrainResult(run_dir)
+        self.elapsed_before = 0.0
+        #: How many times this run was resumed (its workers' seed branch on the seed tree).
+        self.resumes = 0
+        self.evaluating = True
+
+    def resume_from(self, state: dict[str, Any]) -> None:
+        """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
+        learner, the replay and the workers when they were placed)."""
+        self.result.curve = state["curve"]
+        self.elapsed_before = state["elapsed"]
+        self.resumes = session_index(state)
+        torch.set_rng_state(state["torch_rng"])
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self) -> TrainResult:
+        cfg, parts = self.cfg, self.parts
+        self.writer = SummaryWriter(str(self.result.run_dir / "tensorboard"))
+        last_eval = self.result.curve[-1]["minutes"] if self.result.curve else None
+        self.clock = RunClock(cfg, self.elapsed_before, last_eval)
+        self.updates = parts.updates()
+        parts.start()
+        while True:
+            if self.clock.eval_due():
+                self._evaluate()
+            if self.clock.out_of_time() or self._done_by_updates():
+                break
+            report = parts.round()
+            metrics = report["metrics"]
+            for tag, value in report.get("scalars", {}).items():
+                self.writer.add_scalar(tag, value, self.updates)
+            self.updates = parts.updates()
+            self._log(metrics)
+            if self.on_progress is not None:
+                self.on_progress(self.clock.fraction, metrics)
+            if self.clock.checkpoint_due():
+                self._checkpoint()
+        parts.stop()
+        self.updates = parts.updates()
+        self._log({})
+        if not self.result.curve or self.result.curve[-1]["updates"] != self.updates:
+            self._evaluate()  # the curve ends with the policy the run ends with
+        self._checkpoint()
+        self.result.updates = self.updates
+        self.result.extra = {**parts.figures(), **self._accounting()}
+        self.result.drops = parts.drop_log()
+        self.writer.close()
+        write_outputs(self.result.run_dir, self.result)
+        return self.result
+
+    def _done_by_updates(self) -> bool:
+        limit = self.cfg.train.max_updates
+        return limit is not None and self.updates >= limit
+
+    # -- pieces --------------------------------------------------------------------------------
+    def _evaluate(self) -> None:
+        if not self.evaluating:
+            return
+        weights, version, updates = self.parts.learner_weights()
+        self.policy.load_state_dict(weights)
+        self.policy.version = version
+        record_eval(
+            self.cfg,
+            self.policy,
+            self.test_tasks,
+            self.clock.elapsed,
+            updates,
+            self.result,
+            self.writer,
+            self.eval_devices,
+        )
+
+    def _log(self, metrics: dict[str, float]) -> None:
+        """Learner metrics of the round and collection figures, stepped by the update count;
+        the episode count is the replay's count of stored trajectories."""
+        for key, value in metrics.items():
+            self.writer.add_scalar(f"learner/{key}", value, self.updates)
+        stats = self.parts.stats()
+        for key in ("success", "return", "episode_steps", "env_steps_per_s"):
+            if f"recent_{key}" in stats:
+                self.writer.add_scalar(f"collect/{key}", stats[f"recent_{key}"], self.updates)
+        self.writer.add_scalar("collect/trajectories", stats["trajectories"], self.updates)
+        self.writer.add_scalar("replay/windows", stats["windows"], self.updates)
+        self.writer.add_scalar("replay/stale_dropped", stats["stale_dropped"], self.updates)
+        self.result.episodes = int(stats["trajectories"])
+
+    def _checkpoint(self) -> None:
+        """Everything a resumed run needs, written atomically with the policy it holds."""
+        parts_state = self.parts.state_dict()
+        learner = parts_state["learner"]
+        self.policy.load_state_dict(learner["policy"])
+        self.policy.version = int(learner["version"])
+        self.result.episodes = int(parts_state["replay"]["counters"]["trajectories"])
+        state = {
+            **parts_state,
+            "elapsed": self.clock.elapsed,
+            "curve": self.result.curve,
+            "episodes": self.result.episodes,
+            "resumes": self.resumes,
+            "torch_rng": torch.get_rng_state(),
+        }
+        save_checkpoint(self.result.run_dir, state, self.policy)
+
+    def _accounting(self) -> dict[str, int]:
+        """What the replay counted against what is on disk (exactly once: equal, no id twice)."""
+        store = TrajectoryStore(self.result.run_dir / "trajectories")
+        ids = store.trajectory_ids()
+        return {
+            "collected": self.result.episodes,
+            "stored": len(ids),
+            "duplicated": len(ids) - len(set(ids)),
+        }

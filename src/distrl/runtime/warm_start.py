@@ -1,0 +1,94 @@
+"""The warm start: behaviour cloning of noisy-oracle demonstrations before online RL.
+
+DigiRL and DistRL start RL from a weak agent rather than from scratch; here that agent is cloned
+from demonstrations: a ``distrl collect-demos`` run folder given as ``train.demos``, or
+``train.warm_start_episodes`` episodes collected by the run itself into ``RUN_DIR/demos``. With
+``train.demo_fraction`` > 0 the replay keeps them for a share of every batch, so a resumed run
+reloads them (:func:`resumed_demonstrations`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from distrl.algos.bc import behaviour_clone
+from distrl.config.schema import RunConfig
+from distrl.core.seeds import Stream, derive_seed
+from distrl.core.task import Task
+from distrl.core.trajectory import Trajectory
+from distrl.errors import InputError
+from distrl.policies.base import Policy, reads_screenshots
+from distrl.runtime.play import DEMOS_COMMAND, play
+from distrl.store import TrajectoryStore
+
+#: Where a run that collects its own warm-start demonstrations stores them.
+DEMOS_FOLDER = "demos"
+
+
+def demonstration_config(cfg: RunConfig) -> RunConfig:
+    """The play config that collects ``cfg``'s warm-start demonstrations (noisy oracle).
+
+    Played as ``command="demos"``, its devices are demonstration devices: simulator speed,
+    without the latency and fault model of ``cfg``'s training devices (see
+    :class:`~distrl.envs.devices.Purpose`)."""
+    demo_cfg = cfg.model_copy(deep=True)
+    demo_cfg.play.policy = "noisy"
+    demo_cfg.play.noise = cfg.train.demo_noise
+    demo_cfg.play.episodes = cfg.train.warm_start_episodes
+    return demo_cfg
+
+
+def load_demonstrations(folder: Path) -> list[Trajectory]:
+    """The trajectories of a ``distrl collect-demos`` (or ``play``) run folder."""
+    store_dir = folder / "trajectories"
+    if not store_dir.is_dir():
+        raise InputError(f"train.demos={folder}: no trajectories/ folder (not a demos run folder)")
+    demonstrations = TrajectoryStore(store_dir).load()
+    if not any(t.success for t in demonstrations):
+        raise InputError(f"train.demos={folder}: no successful demonstration to clone")
+    return demonstrations
+
+
+def warm_start(
+    policy: Policy,
+    cfg: RunConfig,
+    tasks: list[Task],
+    run_dir: Path,
+    demonstrations: list[Trajectory] | None = None,
+) -> list[Trajectory]:
+    """Clone noisy-oracle demonstrations into ``policy``; returns them (the replay keeps them
+    when ``train.demo_fraction`` > 0).
+
+    Uses ``demonstrations`` when given, else collects them now and stores them under
+    ``run_dir/demos`` like any play run; cloning uses them in memory."""
+    if demonstrations is None:
+        demo_cfg = demonstration_config(cfg)
+        demo_cfg.run_root, demo_cfg.run_name = str(run_dir), DEMOS_FOLDER
+        demonstrations = []
+        play(
+            demo_cfg,
+            tasks,
+            on_episode=demonstrations.append,
+            command=DEMOS_COMMAND,
+            screenshots=reads_screenshots(policy),  # 400 demos of screens were 2.1 GB
+        )
+    behaviour_clone(
+        policy,
+        demonstrations,
+        steps=cfg.train.bc_steps,
+        batch_size=cfg.train.bc_batch_size,
+        lr=cfg.train.bc_lr,
+        seed=derive_seed(cfg.seed, Stream.CLONING),
+    )
+    return demonstrations
+
+
+def resumed_demonstrations(cfg: RunConfig, run_dir: Path) -> list[Trajectory]:
+    """The demonstrations a resumed run warm-started from, for its replay's demonstration share:
+    ``train.demos``, else those it collected into ``run_dir/demos`` (none: an empty list)."""
+    if cfg.train.demo_fraction == 0:
+        return []
+    if cfg.train.demos:
+        return load_demonstrations(Path(cfg.train.demos))
+    store_dir = run_dir / DEMOS_FOLDER / "trajectories"
+    return TrajectoryStore(store_dir).load() if store_dir.is_dir() else []
