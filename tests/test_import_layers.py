@@ -29,6 +29,7 @@ import distrl
 LAYERS: dict[str, int] = {
     "errors": 0,
     "text_raster": 0,
+    "torch_files": 1,
     "core": 1,
     "config": 1,
     "replay": 2,

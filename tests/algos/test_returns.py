@@ -1,6 +1,6 @@
 """Retrace targets, advantages, n-step returns and DPER priorities against brute force.
 
-The references below evaluate the explicit formulas of DESIGN.md section 7 (the double sum and
+The references below evaluate the explicit formulas of docs/design.md §7 (the double sum and
 product for Retrace) step by step in float64 numpy, so they share no code and no recursion with
 the implementation under test.
 """

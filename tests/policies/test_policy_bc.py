@@ -17,7 +17,7 @@ from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 if TYPE_CHECKING:
     from conftest import Demo
 
-BC_STEPS = 200
+BC_STEPS = 400
 NLL_THRESHOLD = 0.05
 
 

@@ -1,5 +1,5 @@
 """The VLM policy on the tiny local model: log-prob agreement, parsing, learning, LoRA-only
-weights, checkpoints and configuration (DESIGN.md section 5)."""
+weights, checkpoints and configuration (docs/design.md §5)."""
 
 from __future__ import annotations
 

@@ -52,6 +52,17 @@ def _policy(version: int) -> SmallPolicy:
     return policy
 
 
+def _state(version: int) -> dict[str, object]:
+    """A run state shaped as every runtime writes it, naming the learner's ``version``."""
+    return {
+        "learner": {"version": version},
+        "replay": {},
+        "curve": [],
+        "elapsed": 0.0,
+        "episodes": 0,
+    }
+
+
 def _pair(run_dir: Path) -> tuple[int, int]:
     """(the version the run state names, the version of the policy ``distrl eval`` reads)."""
     state = load_checkpoint(run_dir)
@@ -62,19 +73,19 @@ def _pair(run_dir: Path) -> tuple[int, int]:
 
 def test_a_checkpoint_write_stopped_after_any_step_leaves_a_matching_pair(tmp_path: Path) -> None:
     first = tmp_path / "first"
-    save_checkpoint(first, {"learner": {"version": 1}}, _policy(1))
+    save_checkpoint(first, _state(1), _policy(1))
     assert _pair(first) == (1, 1)
-    steps = write_steps(first, {"learner": {"version": 2}}, _policy(2))
+    steps = write_steps(first, _state(2), _policy(2))
     for stop_after in range(len(steps) + 1):
         run_dir = tmp_path / f"killed-after-{stop_after}"
         shutil.copytree(first, run_dir, symlinks=True)
         # The steps are bound to ``first``; rebuild them for this copy (same folder names).
-        for _, step in write_steps(run_dir, {"learner": {"version": 2}}, _policy(2))[:stop_after]:
+        for _, step in write_steps(run_dir, _state(2), _policy(2))[:stop_after]:
             step()
         switched = stop_after >= [name for name, _ in steps].index("switch") + 1
         assert _pair(run_dir) == ((2, 2) if switched else (1, 1)), stop_after
         # The next write after a kill succeeds and cleans up what the kill left.
-        save_checkpoint(run_dir, {"learner": {"version": 3}}, _policy(3))
+        save_checkpoint(run_dir, _state(3), _policy(3))
         assert _pair(run_dir) == (3, 3)
         assert len(list((run_dir / "checkpoints.d").iterdir())) <= 2
 
@@ -82,10 +93,10 @@ def test_a_checkpoint_write_stopped_after_any_step_leaves_a_matching_pair(tmp_pa
 def test_a_run_folder_of_the_old_layout_moves_to_the_new_one(tmp_path: Path) -> None:
     old = tmp_path / CHECKPOINT_LINK
     old.mkdir()
-    torch.save({"learner": {"version": 4}}, old / "latest.pt")
+    torch.save(_state(4), old / "latest.pt")
     _policy(4).save(old / "policy.pt")
     assert _pair(tmp_path) == (4, 4)
-    save_checkpoint(tmp_path, {"learner": {"version": 5}}, _policy(5))
+    save_checkpoint(tmp_path, _state(5), _policy(5))
     assert (tmp_path / CHECKPOINT_LINK).is_symlink() and _pair(tmp_path) == (5, 5)
     # A kill between moving the old folder and linking: the newest complete checkpoint counts.
     (tmp_path / CHECKPOINT_LINK).unlink()

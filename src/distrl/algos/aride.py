@@ -1,6 +1,6 @@
 """A-RIDE: the off-policy update that keeps training stable on stale, uneven device data.
 
-One update on a batch of replayed :class:`StepWindow` s (DESIGN.md section 7):
+One update on a batch of replayed :class:`StepWindow` s (docs/design.md §7):
 
 1. Evaluate the learner's policy pi on the stored observations and actions: log pi(a_t|s_t),
    entropy H(pi(.|s_t)) and the critic V(s_t).
@@ -16,7 +16,7 @@ One update on a batch of replayed :class:`StepWindow` s (DESIGN.md section 7):
    -min(rho_bar, rho) A log pi whose negative-advantage steps stop once rho < 1 - eps (a floor
    for pushing an action down); ``truncated_is`` is the same without that floor; ``ppo_clip`` is
    PPO's clipped surrogate on the same ratio, -min(rho A, clip(rho, 1 - eps, 1 + eps) A).
-   DESIGN.md allows either clip. We measured the difference: on a fixed replay of warm-start
+   docs/design.md §7 allows either clip. We measured the difference: on a fixed replay of warm-start
    data, truncated IS drove the policy away from the data (mean rho 2.6) until it solved
    nothing, while the clipped surrogate stayed stable and improved. ``clipped_is`` keeps the
    truncated-IS weights for pushing up (bounded by pi <= 1) and adds the floor for pushing down.

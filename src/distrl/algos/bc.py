@@ -1,4 +1,4 @@
-"""Behaviour cloning: the warm start (DESIGN.md section 7) and the filtered-BC baseline's loss.
+"""Behaviour cloning: the warm start (docs/design.md §7) and the filtered-BC baseline's loss.
 
 DigiRL and DistRL start RL from a weak pretrained agent rather than from scratch; here that agent
 is the small policy cloned from noisy-oracle demonstrations for a limited number of steps, so it

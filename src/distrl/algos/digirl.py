@@ -1,7 +1,7 @@
 """The DigiRL baseline (Bai et al., 2024), the synchronous method A-RIDE is measured against.
 
 DigiRL trains on the binary success reward only (no shaping) with three pieces, all here in one
-update of a batch of replayed windows (DESIGN.md section 7):
+update of a batch of replayed windows (docs/design.md §7):
 
 1. **Critics on Monte-Carlo success.** The step value V(s_t) regresses onto the discounted
    success of its episode, gamma^(steps left) * R; the instruction-level value V(instruction, s0)

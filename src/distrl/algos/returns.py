@@ -14,7 +14,7 @@ Layout. A batch holds ``B`` windows of ``T`` steps, every per-step tensor shaped
 * ``bootstrap_values[b]`` is ``V(s_T)``, the critic's value of the state after the row's last
   valid step. It is used only if that step is not terminal, so it may be NaN when it is.
 
-Equations are those of DESIGN.md section 7 (A-RIDE; Retrace(lambda) of Munos et al., 2016, with
+Equations are those of docs/design.md §7 (A-RIDE; Retrace(lambda) of Munos et al., 2016, with
 the V-trace-style ``rho_bar`` clip on each TD error as in IMPALA).
 """
 
@@ -188,7 +188,7 @@ def dper_priority(
     w2: float,
     w3: float,
 ) -> torch.Tensor:
-    """Distributed-PER priority of each window, shaped ``[B]`` (DESIGN.md section 7):
+    """Distributed-PER priority of each window, shaped ``[B]`` (docs/design.md §7):
 
         p = w1 * mean|delta| + w2 * mean(rho) + w3 * mean(entropy)
 

@@ -1,4 +1,4 @@
-"""Reward shaping for learning (DESIGN.md section 7): success, minus what wastes device time.
+"""Reward shaping for learning (docs/design.md §7): success, minus what wastes device time.
 
 The device reports success only (1 or 0). The learner adds a small cost per step (shorter
 solutions are better: real steps cost seconds), a penalty for an invalid action (malformed model

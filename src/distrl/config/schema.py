@@ -346,7 +346,7 @@ class PlayConfig(ConfigSection):
 
 
 class ARideConfig(ConfigSection):
-    """A-RIDE's constants (DESIGN.md section 7): Retrace critic, advantage policy update, DPER."""
+    """A-RIDE's constants (docs/design.md §7): Retrace critic, advantage policy update, DPER."""
 
     gamma: float = Field(default=0.95, gt=0, le=1, description="Discount factor.")
     lam: float = Field(default=0.95, ge=0, le=1, description="Retrace lambda (trace decay).")
@@ -365,7 +365,7 @@ class ARideConfig(ConfigSection):
     value_coef: float = Field(default=0.5, ge=0, le=100.0, description="Weight of the critic loss.")
     policy_objective: Literal["truncated_is", "ppo_clip", "clipped_is"] = Field(
         default="clipped_is",
-        description="truncated_is: -min(rho_bar, rho) A log pi (DESIGN); ppo_clip: PPO's clipped "
+        description="truncated_is: -min(rho_bar, rho) A log pi (docs/design.md §7); ppo_clip: PPO's clipped "
         "surrogate on the same ratio; clipped_is: truncated IS whose negative-advantage steps "
         "stop once rho < 1 - ppo_clip_eps.",
     )
@@ -418,7 +418,7 @@ class ARideConfig(ConfigSection):
 
 
 class DigiRLConfig(ConfigSection):
-    """The DigiRL baseline's constants (DESIGN.md section 7): MC critics, curriculum, AWR filter."""
+    """The DigiRL baseline's constants (docs/design.md §7): MC critics, curriculum, AWR filter."""
 
     gamma: float = Field(default=0.95, gt=0, le=1, description="Discount of the MC success target.")
     lam: float = Field(
@@ -623,7 +623,7 @@ class RayConfig(ConfigSection):
 
 
 class VLMJudgeConfig(ConfigSection):
-    """A VLM success judge on any OpenAI-compatible chat endpoint (DESIGN.md section 6)."""
+    """A VLM success judge on any OpenAI-compatible chat endpoint (docs/design.md §6)."""
 
     base_url: str = Field(
         default="http://127.0.0.1:8000/v1", description="Endpoint base URL (ends in /v1)."

@@ -1,4 +1,4 @@
-"""Success judges (DESIGN.md section 6): state-based inside the backends, or a VLM.
+"""Success judges (docs/design.md §6): state-based inside the backends, or a VLM.
 
 The VLM judge imports the ``openai`` client (about 0.4 s), so its names load on first use: code
 that only needs the :class:`SuccessJudge` protocol stays light.

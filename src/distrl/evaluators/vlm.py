@@ -1,4 +1,4 @@
-"""A VLM success judge on any OpenAI-compatible chat endpoint (DESIGN.md section 6).
+"""A VLM success judge on any OpenAI-compatible chat endpoint (docs/design.md §6).
 
 DigiRL judged real-device episodes with a hosted VLM (Gemini). A hosted judge is slow, paid,
 rate-limited and sometimes down, so this one wraps every request in the same four pieces:

@@ -1,6 +1,6 @@
 """Replay: a storage of items plus a sampler of slots, behind :class:`ReplayBuffer` (pure numpy).
 
-Uniform and prioritized (sum-tree) sampling are interchangeable; see DESIGN.md section 7 for the
+Uniform and prioritized (sum-tree) sampling are interchangeable; see docs/design.md §7 for the
 prioritized replay the A-RIDE learner uses.
 """
 

@@ -3,7 +3,7 @@
 A sampler never sees items, only slot numbers: the buffer tells it when a slot gains an item
 (:meth:`Sampler.on_insert`) or loses one (:meth:`Sampler.on_evict`), asks it for slots with
 importance weights, and passes on the priorities the learner computes. That keeps uniform and
-prioritized replay interchangeable behind one interface (DESIGN.md section 7).
+prioritized replay interchangeable behind one interface (docs/design.md §7).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ class PrioritizedSampler:
 
     * Slot ``i`` is drawn with probability ``P(i) = q_i / sum_j q_j``, where
       ``q_i = (p_i + epsilon)^alpha`` and ``p_i`` is the raw priority the learner wrote back
-      (DESIGN.md: a mix of mean |TD error|, mean importance ratio and mean entropy). ``epsilon``
+      (docs/design.md §7: a mix of mean |TD error|, mean importance ratio and mean entropy). ``epsilon``
       keeps items with ``p = 0`` drawable; ``alpha = 0`` is uniform, ``alpha = 1`` fully
       proportional. Draws are i.i.d. (one uniform mass per draw, no stratification), so every
       draw has exactly the distribution ``P``.

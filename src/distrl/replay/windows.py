@@ -1,6 +1,6 @@
 """Cutting an episode into windows of consecutive steps: the unit the replay stores and samples.
 
-Retrace targets (DESIGN.md section 7) need ``n`` consecutive steps, and a priority per window is
+Retrace targets (docs/design.md §7) need ``n`` consecutive steps, and a priority per window is
 sharper than one per whole trajectory (one bad step no longer drags up a long episode), so the
 learner stores windows rather than trajectories. This module only computes the step ranges; what a
 window item contains is the learner's business.

@@ -130,13 +130,13 @@ class PhoneSimEnv:
 
     def observe(self) -> Observation:
         assert self.phone is not None and self.task is not None
-        # The theme is drawn from the phone's RNG the first time an app is shown: draw it with or
-        # without a screenshot, so both see the same dynamics, step for step.
+        # Building the screen and the theme may draw from the phone's RNG (a theme is drawn the
+        # first time an app is shown): do both, in this order, with or without a screenshot, so
+        # both see the same dynamics, step for step.
+        screen = self.phone.screen()
         theme = self.phone.theme()
-        if self.config.screenshots:
-            screenshot = self.renderer.render(self.phone.screen(), theme)
-        else:
-            screenshot = NO_SCREENSHOT
+        rendered = self.config.screenshots
+        screenshot = self.renderer.render(screen, theme) if rendered else NO_SCREENSHOT
         return Observation(
             screenshot=screenshot,
             instruction=self.task.instruction,
