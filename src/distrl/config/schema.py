@@ -365,9 +365,9 @@ class ARideConfig(ConfigSection):
     value_coef: float = Field(default=0.5, ge=0, le=100.0, description="Weight of the critic loss.")
     policy_objective: Literal["truncated_is", "ppo_clip", "clipped_is"] = Field(
         default="clipped_is",
-        description="truncated_is: -min(rho_bar, rho) A log pi (docs/design.md §7); ppo_clip: PPO's clipped "
-        "surrogate on the same ratio; clipped_is: truncated IS whose negative-advantage steps "
-        "stop once rho < 1 - ppo_clip_eps.",
+        description="truncated_is: -min(rho_bar, rho) A log pi (docs/design.md §7); ppo_clip: "
+        "PPO's clipped surrogate on the same ratio; clipped_is: truncated IS whose "
+        "negative-advantage steps stop once rho < 1 - ppo_clip_eps.",
     )
     ppo_clip_eps: float = Field(default=0.2, gt=0, lt=1, description="PPO ratio clip epsilon.")
     normalize_advantages: bool = Field(

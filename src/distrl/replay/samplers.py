@@ -166,8 +166,8 @@ class PrioritizedSampler:
 
     * Slot ``i`` is drawn with probability ``P(i) = q_i / sum_j q_j``, where
       ``q_i = (p_i + epsilon)^alpha`` and ``p_i`` is the raw priority the learner wrote back
-      (docs/design.md §7: a mix of mean |TD error|, mean importance ratio and mean entropy). ``epsilon``
-      keeps items with ``p = 0`` drawable; ``alpha = 0`` is uniform, ``alpha = 1`` fully
+      (docs/design.md §7: a mix of mean |TD error|, mean importance ratio and mean entropy).
+      ``epsilon`` keeps items with ``p = 0`` drawable; ``alpha = 0`` is uniform, ``alpha = 1`` fully
       proportional. Draws are i.i.d. (one uniform mass per draw, no stratification), so every
       draw has exactly the distribution ``P``.
     * A new item enters at the current maximum ``q`` of the live items (1.0 in an empty buffer):
