@@ -96,6 +96,26 @@ def test_resume_from_damaged_run_is_one_line(
         assert "does not fit" not in line
 
 
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [
+        ("learner-mismatch", "does not fit this run"),
+        ("garbage-shard", "is not a readable Parquet file"),
+    ],
+)
+def test_ray_resume_from_damaged_run_is_one_line(
+    trained_run: Path, tmp_path: Path, capsys, damage: str, needle: str
+) -> None:
+    """The Ray runtime restores the state inside its actors; what does not fit is still told in
+    the serial runtime's one line (the checkpoint format is the same, so a serial run's
+    checkpoint serves)."""
+    run = damaged_copy(trained_run, tmp_path, damage)
+    ray_args = ["train.runtime=ray", "train.mode=sync", "ray.workers=1", "ray.num_cpus=2"]
+    line, _ = one_error_line(capsys, "train", "--resume", str(run), *TINY_TRAIN, *ray_args)
+    assert needle in line and str(run) in line
+    assert "RayTaskError" not in line and "ActorDiedError" not in line
+
+
 def test_eval_of_unsafe_or_damaged_policy_is_one_line(
     trained_run: Path, tmp_path: Path, capsys
 ) -> None:

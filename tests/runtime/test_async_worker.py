@@ -71,6 +71,12 @@ def test_device_faults_drop_partial_episodes_and_restart_the_device() -> None:
     assert len(finished) == stats.episodes == 30
     assert stats.crashes > 0 and stats.hangs > 0 and stats.dropped > 0
     assert all(_is_complete(t) for t in finished)  # no partial episode is handed out
+    # Every dropped episode has its cause, with the device's own message.
+    drops = worker.take_drops()
+    assert drops.count == stats.dropped == sum(drops.causes.values())
+    assert set(drops.causes) <= {"DeviceCrashed", "DeviceHung"}
+    assert all("device d" in drops.examples[cause] for cause in drops.causes)
+    assert worker.take_drops().count == 0  # taken once
     worker.close()
 
 
@@ -113,6 +119,9 @@ def test_a_step_past_the_timeout_replaces_the_device() -> None:
     worker.run(finished.append, max_episodes=6)
     assert time.monotonic() - started < 20  # the hung call did not hold the worker
     assert worker.stats.hangs == 1 and worker.stats.replaced == 1 and worker.stats.dropped == 1
+    drops = worker.take_drops()
+    assert drops.causes == {"DeviceHung": 1}
+    assert "did not answer a step" in drops.examples["DeviceHung"]
     assert len(made) == 3 and worker.slots[0].device is made[2]
     made[0].released.set()  # let the abandoned call end; the old device is then closed
     deadline = time.monotonic() + 5
@@ -134,9 +143,22 @@ def test_no_episode_starts_while_backpressure_holds() -> None:
         return True
 
     finished: list[Trajectory] = []
-    stop_at = time.monotonic() + 1.0
-    worker.run(finished.append, may_start=may_start, should_stop=lambda: time.monotonic() > stop_at)
+    deadline = time.monotonic() + 120.0  # only a hung test reaches it
+    idle_since: list[float] = []
+
+    def should_stop() -> bool:
+        # Stop half a second after both allowed episodes finished: time enough for a device to
+        # start a third episode if the worker ignored ``may_start``. Counting from the finish,
+        # not from the start of the run, keeps this independent of the machine's load.
+        if len(finished) >= 2 and not idle_since:
+            idle_since.append(time.monotonic())
+        return time.monotonic() > deadline or bool(idle_since) and (
+            time.monotonic() - idle_since[0] > 0.5
+        )
+
+    worker.run(finished.append, may_start=may_start, should_stop=should_stop)
     assert len(finished) == 2  # two starts allowed, then the devices stayed idle
+    assert all(slot.episode is None for slot in worker.slots)  # and none started a third
     worker.close()
 
 

@@ -129,6 +129,12 @@ def test_faults_and_a_killed_worker_lose_nothing_that_counted(tmp_path: Path) ->
     assert summary["duplicated"] == 0 and summary["dropped_partial"] > 0
     assert collection["device_crashes"] > 0 and collection["device_hangs"] > 0
     assert collection["dropped_partial_episodes"] > 0
+    # The summary says why, as the serial runtime's does: each cause with a device's message.
+    assert summary["dropped_episodes"] == summary["dropped_partial"]
+    causes = summary["drop_causes"]
+    assert set(causes) <= {"DeviceCrashed", "DeviceHung"} and causes
+    assert sum(c["count"] for c in causes.values()) == summary["dropped_partial"]
+    assert all("device" in c["example"] for c in causes.values())
     stored = _assert_exactly_once(result.run_dir, result.episodes)
     # The restarted worker went back to work (its devices appear after the kill too).
     late = [t for t in stored if t.worker_id == "worker-0"]

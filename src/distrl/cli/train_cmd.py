@@ -68,9 +68,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         result = run_training(
             cfg, resume=resume, demonstrations=demonstrations, on_progress=advance
         )
-        drops = result.drops or DropLog.without_messages(
-            int(result.extra.get("dropped_partial", 0))
-        )
+        drops = result.drops or DropLog()
         if result.episodes == 0 and drops.count:
             discard(progress)  # the error line below says what happened
         else:

@@ -32,6 +32,7 @@ from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv
 from distrl.policies.base import Policy
+from distrl.runtime.drops import DropLog
 from distrl.runtime.episode import EpisodeInProgress
 
 #: A device that fails this many resets in a row is replaced by a fresh one.
@@ -44,7 +45,8 @@ MAX_REPLACEMENTS = 3
 class CollectStats:
     episodes: int = 0
     steps: int = 0
-    #: Partial episodes lost to device faults (crash, hang, timeout), never handed out.
+    #: Partial episodes lost to device faults (crash, hang, timeout), never handed out; their
+    #: causes are in :attr:`AsyncWorker.drops`.
     dropped: int = 0
     crashes: int = 0
     hangs: int = 0
@@ -107,6 +109,8 @@ class AsyncWorker:
         self.step_timeout_seconds = step_timeout_seconds
         self.generator = torch.Generator().manual_seed(seed)
         self.stats = CollectStats()
+        #: Why episodes were dropped, since the last :meth:`take_drops`.
+        self.drops = DropLog()
         self.slots = [self._new_slot(i, 0) for i in range(num_devices)]
 
     def _new_slot(self, index: int, incarnation: int) -> _Slot:
@@ -114,6 +118,11 @@ class AsyncWorker:
         executor = ThreadPoolExecutor(1, thread_name_prefix=f"{self.worker_id}-dev{index}")
         device_id = str(getattr(device, "device_id", f"device-{index}"))
         return _Slot(device, executor, incarnation, device_id=device_id)
+
+    def take_drops(self) -> DropLog:
+        """The drops since the last call (their causes travel with a period's figures)."""
+        drops, self.drops = self.drops, DropLog()
+        return drops
 
     def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         """Swap in newer weights; episodes in flight continue under them (steps record the
@@ -238,6 +247,7 @@ class AsyncWorker:
             self.stats.crashes += 1
         if info.kind == "step":
             self.stats.dropped += 1
+            self.drops.record(fault)
             slot.episode = None
             slot.waiting_for_action = False
             return
@@ -255,6 +265,12 @@ class AsyncWorker:
             self.stats.busy_seconds += now - info.started
             if slot.episode is not None:
                 self.stats.dropped += 1
+                self.drops.record(
+                    DeviceHung(
+                        f"{self.worker_id}: {slot.device_id} did not answer a {info.kind} "
+                        f"within {self.step_timeout_seconds:g} s; the device was replaced"
+                    )
+                )
             self._replace(index)
 
     def _replace(self, index: int) -> None:

@@ -25,20 +25,19 @@ class DropLog:
     #: The latest message of each cause (messages carry device ids, so only one is kept).
     examples: dict[str, str] = field(default_factory=dict)
 
-    @classmethod
-    def without_messages(cls, count: int) -> DropLog:
-        """``count`` drops whose faults were counted but not kept (the ray runtime's workers
-        report numbers only)."""
-        if count == 0:
-            return cls()
-        example = "device crashes and hangs; the run folder's summary.json has the counts"
-        return cls(count, {"DeviceFault": count}, {"DeviceFault": example})
-
     def record(self, fault: BaseException) -> None:
         cause = type(fault).__name__
         self.count += 1
         self.causes[cause] = self.causes.get(cause, 0) + 1
         self.examples[cause] = one_line(str(fault), _EXAMPLE_CHARS)
+
+    def merge(self, other: DropLog) -> None:
+        """Add ``other``'s drops (another worker's, or a later period's) to these; its examples
+        are the newer ones."""
+        self.count += other.count
+        for cause, count in other.causes.items():
+            self.causes[cause] = self.causes.get(cause, 0) + count
+        self.examples.update(other.examples)
 
     def summary(self) -> dict[str, object]:
         """JSON figures: ``dropped_episodes`` and ``drop_causes`` (cause -> count and example)."""

@@ -21,6 +21,7 @@ makes exactly that many updates.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,7 +33,7 @@ from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import Policy, reads_screenshots
-from distrl.runtime.components import build_policy
+from distrl.runtime.components import build_learner, build_policy
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices
 from distrl.runtime.run_dir import create_run_dir
@@ -41,6 +42,7 @@ from distrl.runtime.run_log import (
     TrainResult,
     load_checkpoint,
     record_eval,
+    restoring_from,
     save_checkpoint,
     write_outputs,
 )
@@ -135,12 +137,15 @@ def train_with(
     on_progress: Progress | None = None,
     evaluate: bool = True,
     start_weights: dict[str, torch.Tensor] | None = None,
+    session: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> TrainResult:
     """Set up (or resume) a run, place its parts with ``place`` and train until the budget is
     spent. The warm start clones ``demonstrations`` if given, else those of ``train.demos``,
     else freshly collected ones (``train.warm_start_episodes``; 0: none); ``start_weights`` is
     a policy already warm-started (a benchmark clones once and starts every method from it);
-    ``evaluate=False`` skips the test-split curve."""
+    ``evaluate=False`` skips the test-split curve. ``session`` is entered once the run is set up
+    and left after its parts closed (Ray's: a checkpoint that does not fit is refused before a
+    cluster starts)."""
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")
@@ -148,23 +153,29 @@ def train_with(
     policy = build_policy(cfg)  # the one policy of this process
     state = load_checkpoint(run_dir) if resume is not None else None
     if state is not None:
+        # Parts restore the state where they run (Ray: inside actors, where a state that does
+        # not fit would end as an actor's traceback): try the learner's here first.
+        with restoring_from(run_dir):
+            build_learner(cfg, policy).load_state_dict(state["learner"])
+        TrajectoryStore(run_dir / "trajectories").count()  # every shard readable (footers only)
         demonstrations = resumed_demonstrations(cfg, run_dir)
     elif start_weights is not None:
         policy.load_state_dict(start_weights)
     elif demonstrations or cfg.train.warm_start_episodes > 0:
         demonstrations = warm_start(policy, cfg, load_tasks(cfg, "train"), run_dir, demonstrations)
     kept = demonstrations if cfg.train.demo_fraction > 0 and demonstrations else []
-    parts = place(RunSetup(cfg, run_dir, policy, state, kept))
-    eval_devices = EvaluationDevices(cfg, reads_screenshots(policy))
-    try:
-        run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)
-        run.evaluating = evaluate
-        if state is not None:
-            run.resume_from(state)
-        return run.run()
-    finally:
-        eval_devices.close()
-        parts.close()
+    with session():
+        parts = place(RunSetup(cfg, run_dir, policy, state, kept))
+        eval_devices = EvaluationDevices(cfg, reads_screenshots(policy))
+        try:
+            run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)
+            run.evaluating = evaluate
+            if state is not None:
+                run.resume_from(state)
+            return run.run()
+        finally:
+            eval_devices.close()
+            parts.close()
 
 
 class TrainingRun:

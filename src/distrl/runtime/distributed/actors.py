@@ -327,7 +327,7 @@ class WorkerActor:
         return self._accepting
 
     # -- the two modes -------------------------------------------------------------------------
-    def run_async(self) -> dict[str, float]:
+    def run_async(self) -> dict[str, Any]:
         """Collect until the board says stop; returns this life's collection figures."""
         started = time.monotonic()
         before = CollectStats(**vars(self.worker.stats))
@@ -336,7 +336,7 @@ class WorkerActor:
         self._send(wait=True)  # the outbox may have refilled while the first send was in flight
         return self._figures(before, time.monotonic() - started)
 
-    def collect(self, episodes: int) -> dict[str, float]:
+    def collect(self, episodes: int) -> dict[str, Any]:
         """Sync mode: take the newest weights, run exactly ``episodes`` episodes, deliver them."""
         started = time.monotonic()
         self.refresh_weights()
@@ -346,11 +346,13 @@ class WorkerActor:
         ray.get(self.replay.add.remote(outbox), timeout=self.timeout)
         return self._figures(before, time.monotonic() - started)
 
-    def _figures(self, before: CollectStats, seconds: float) -> dict[str, float]:
+    def _figures(self, before: CollectStats, seconds: float) -> dict[str, Any]:
+        """The period's counts, and under ``drops`` why its dropped episodes were dropped."""
         now = vars(self.worker.stats)
-        figures = {key: now[key] - value for key, value in vars(before).items()}
+        figures: dict[str, Any] = {key: now[key] - value for key, value in vars(before).items()}
         figures["seconds"] = seconds
         figures["devices"] = len(self.worker.slots)
+        figures["drops"] = self.worker.take_drops()
         return figures
 
     def node_id(self) -> str:

@@ -24,12 +24,14 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import ray
 import torch
-from ray.exceptions import RayActorError
+from ray.exceptions import RayActorError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from distrl.config.schema import RunConfig
@@ -37,8 +39,9 @@ from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.async_worker import CollectStats
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
 from distrl.runtime.distributed.learner_group import check_group_resources, start_learner_group
-from distrl.runtime.distributed.session import device_shares, ray_session
-from distrl.runtime.run_log import TrainResult
+from distrl.runtime.distributed.session import check_config, device_shares, ray_session
+from distrl.runtime.drops import DropLog
+from distrl.runtime.run_log import TrainResult, restoring_from
 from distrl.runtime.training import RunSetup, train_with
 
 #: Longest stretch of learner updates between two looks of the driver (real seconds).
@@ -123,6 +126,20 @@ class Placement:
             ray.kill(actor, no_restart=True)
 
 
+@contextmanager
+def raised_as_their_cause() -> Iterator[None]:
+    """An exception raised inside an actor's method, raised here as itself: Ray wraps it in a
+    :class:`~ray.exceptions.RayTaskError` whose message is the actor's whole traceback, which is
+    not what a damaged checkpoint or shard should print."""
+    try:
+        yield
+    except RayTaskError as error:
+        cause = getattr(error, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from None
+        raise
+
+
 class ActorParts:
     """The run's parts as Ray actors (a :class:`~distrl.runtime.training.Parts`); the two modes
     differ in :meth:`round` only (:class:`AsyncParts`, :class:`SyncParts`)."""
@@ -137,13 +154,16 @@ class ActorParts:
                 self.get(self.placement.replay.add_demonstrations.remote(setup.demonstrations))
             if state is not None:
                 version = int(state["learner"]["version"])
-                self.get(self.placement.replay.restore.remote(state["replay"], version))
+                with restoring_from(setup.run_dir), raised_as_their_cause():
+                    self.get(self.placement.replay.restore.remote(state["replay"], version))
             self.nodes = self.placement.worker_nodes()  # devices built before the clock starts
             self.get(self.placement.learner.publish.remote())
         except BaseException:
             self.placement.shutdown()
             raise
         self.collected = CollectStats()
+        #: Why the workers' dropped episodes were dropped (merged from every period's figures).
+        self.drops = DropLog()
         #: Worker restarts, counted by the board from worker lives (read when the run stops).
         self.worker_restarts = 0
         #: Wall-clock seconds of collection, and device-seconds the devices were available.
@@ -178,8 +198,8 @@ class ActorParts:
         self.worker_restarts = self.get(self.placement.board.restarts.remote())
         self.get(self.placement.replay.flush.remote())
 
-    def drop_log(self) -> None:
-        return None  # the workers' counts are in figures(); their causes stay in the actors
+    def drop_log(self) -> DropLog:
+        return self.drops
 
     def figures(self) -> dict[str, Any]:
         """The collection figures: utilisation, drops, restarts."""
@@ -217,12 +237,14 @@ class ActorParts:
         limit = self.cfg.train.max_updates
         return wanted if limit is None else max(0, min(wanted, limit - total_updates))
 
-    def _add_figures(self, figures: dict[str, float]) -> None:
+    def _add_figures(self, figures: dict[str, Any]) -> None:
         if self.cfg.train.mode == "async":  # each worker's own span (sync: the round's)
             self.device_seconds += figures["devices"] * figures["seconds"]
         self.collected.merge(
             CollectStats(**{k: figures[k] for k in vars(CollectStats()) if k in figures})
         )
+        if "drops" in figures:
+            self.drops.merge(figures["drops"])
 
     def start(self) -> None: ...
 
@@ -340,5 +362,5 @@ def train_ray(cfg: RunConfig, resume: Path | None = None, **options: Any) -> Tra
     times collection) and ``start_weights`` (a policy already warm-started: a benchmark clones
     once and starts every method from it)."""
     parts = AsyncParts if cfg.train.mode == "async" else SyncParts
-    with ray_session(cfg):
-        return train_with(parts, cfg, resume, **options)
+    check_config(cfg)  # before the warm start's minutes, not when Ray starts after them
+    return train_with(parts, cfg, resume, session=lambda: ray_session(cfg), **options)
