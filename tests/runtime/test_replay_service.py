@@ -3,6 +3,7 @@ and a restore that agrees with the store."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from distrl.algos.registry import build_algorithm
+from distrl.algos.step_window import cut_windows
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
@@ -216,3 +218,20 @@ def test_stored_trajectories_carry_the_learner_version_they_arrived_at(
     versions = [stored[t.trajectory_id].metadata[LEARNER_VERSION_KEY] for t in episodes[:4]]
     assert versions == ["0", "0", "7", "7"]
     assert LEARNER_VERSION_KEY not in episodes[0].metadata  # the sender's copy is untouched
+
+
+def test_windows_hold_one_object_per_distinct_element_and_read_the_same(
+    episodes: list[Trajectory],
+) -> None:
+    """The replay shares equal UI elements across its windows (a copy arrives with every
+    trajectory); what a window says is unchanged."""
+    # Each episode as a worker's send delivers it: its own copies of every element.
+    arrived = [pickle.loads(pickle.dumps(t)) for t in episodes]
+    replay = _replay(None)
+    replay.ingest(arrived)
+    held = [replay.buffer.storage[slot] for slot in replay.buffer.storage.slots()]
+    elements = [e for w in held for o in w.observations for e in o.elements]
+    assert len({id(e) for e in elements}) == len(set(elements)) < len(elements)
+    shaping = replay.algorithm.shaping
+    plain = [w for t in episodes for w in cut_windows(t, 4, shaping, keep_screenshots=False)]
+    assert [w.observations for w in held] == [w.observations for w in plain]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from distrl.algos.rewards import RewardShaping, shaped_rewards
 from distrl.core.action import Action
-from distrl.core.observation import Observation
+from distrl.core.observation import Observation, SharedElements
 from distrl.core.trajectory import Trajectory
 from distrl.replay.windows import windows
 
@@ -50,16 +50,24 @@ def cut_windows(
     stride: int | None = None,
     *,
     keep_screenshots: bool = True,
+    shared_elements: SharedElements | None = None,
 ) -> list[StepWindow]:
     """The trajectory as windows of ``length`` steps (the last may be shorter).
 
     Only whole episodes are cut: a trajectory whose last step is not ``done`` is refused, since
     the runtime must never hand a partial episode to the learner. ``keep_screenshots=False``
     drops the pixels (for policies that read only the element list), which is what keeps a
-    large replay in memory.
+    large replay in memory; ``shared_elements`` (a replay's pool) makes equal UI elements one
+    object, which shrinks what it keeps of each step ~2.5x.
     """
-    if not keep_screenshots:
-        trajectory = trajectory.without_screenshots()
+
+    def lean(observation: Observation) -> Observation:
+        if not keep_screenshots:
+            observation = observation.without_screenshot()
+        return observation if shared_elements is None else shared_elements.share(observation)
+
+    if not keep_screenshots or shared_elements is not None:
+        trajectory = trajectory.with_observations(lean)
     steps = trajectory.steps
     if not steps or not steps[-1].done:
         raise ValueError(

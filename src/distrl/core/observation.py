@@ -9,7 +9,7 @@ import numpy as np
 from distrl.core.action import Action
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UIElement:
     """One on-screen element, as an accessibility tree (uiautomator) would report it.
 
@@ -57,3 +57,40 @@ class Observation:
         reads only the element list (a 360x720 screenshot is 0.78 MB; a replay of 20,000
         windows of them would not fit in memory)."""
         return replace(self, screenshot=NO_SCREENSHOT)
+
+
+class SharedElements:
+    """Equal UI elements held as one object, for a replay that keeps many observations.
+
+    Screens repeat: 200 PhoneSim episodes show 10,784 elements but only 696 distinct ones, and
+    each arrives from a worker as its own copy (~490 bytes). Mapping every element to the first
+    equal one seen makes a replayed step ~2.5x smaller (6.5 -> 2.6 KiB measured). Elements are
+    frozen, so sharing them changes nothing a reader can see. The pool is emptied when it
+    exceeds ``limit`` distinct elements (sharing then restarts; nothing is lost), so a backend
+    whose screens never repeat cannot grow it without bound.
+    """
+
+    def __init__(self, limit: int = 100_000):
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        self.limit = limit
+        self._pool: dict[UIElement, UIElement] = {}
+
+    def __len__(self) -> int:
+        return len(self._pool)
+
+    def share(self, observation: Observation) -> Observation:
+        """``observation`` with each element replaced by the pool's equal one.
+
+        >>> pool = SharedElements()
+        >>> a = Observation(NO_SCREENSHOT, "x", (UIElement("OK", (0, 0, 1, 1), True, "ok"),))
+        >>> b = Observation(NO_SCREENSHOT, "x", (UIElement("OK", (0, 0, 1, 1), True, "ok"),))
+        >>> pool.share(a).elements[0] is pool.share(b).elements[0], len(pool)
+        (True, 1)
+        """
+        if len(self._pool) > self.limit:
+            self._pool.clear()
+        pool = self._pool
+        return replace(
+            observation, elements=tuple(pool.setdefault(e, e) for e in observation.elements)
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from distrl.core.action import Action
@@ -54,11 +55,15 @@ class Trajectory:
         """This trajectory with every screenshot replaced by a 1x1 placeholder: what workers
         send and learners keep for a policy that reads only the element list (a screen is
         0.78 MB; a 10-step episode would otherwise move ~8 MB through the object store)."""
+        return self.with_observations(Observation.without_screenshot)
+
+    def with_observations(self, change: Callable[[Observation], Observation]) -> Trajectory:
+        """This trajectory with ``change`` applied to every observation (the final one too)."""
         final = self.final_observation
         return replace(
             self,
-            steps=[replace(s, observation=s.observation.without_screenshot()) for s in self.steps],
-            final_observation=final.without_screenshot() if final is not None else None,
+            steps=[replace(s, observation=change(s.observation)) for s in self.steps],
+            final_observation=change(final) if final is not None else None,
         )
 
     def __len__(self) -> int:

