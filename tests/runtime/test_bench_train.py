@@ -75,6 +75,7 @@ def test_bench_train_end_to_end(
     args = ["bench", "train", "--suite", "general", "--devices", "2", "--budget-minutes", "0.1"]
     args += ["--seeds", "1", "--target", "0.2", "--run-root", str(tmp_path), "--run-name", "b"]
     args += ["--json", "ray.num_cpus=2", "train.eval_every_minutes=0.08", "train.eval_episodes=8"]
+    args += ["train.final_eval_episodes=8"]
     args += ["train.warm_start_episodes=16", "train.bc_steps=20", "train.min_replay=8"]
     args += ["env.phonesim.latency.time_scale=0.01"]
     assert main(args) == 0

@@ -594,6 +594,13 @@ class TrainConfig(ConfigSection):
         default=2.0, gt=0, le=100_000.0, description="Test-split eval period."
     )
     eval_episodes: int = Field(default=50, ge=1, le=100_000, description="Episodes per evaluation.")
+    final_eval_episodes: int = Field(
+        default=320,
+        ge=1,
+        le=100_000,
+        description="Greedy episodes of the run's last evaluation (the final policy: the success "
+        "a run quotes, standard error <= 0.028 at 320).",
+    )
     checkpoint_every_minutes: float = Field(
         default=2.0, gt=0, le=100_000.0, description="Checkpoint period."
     )

@@ -10,7 +10,8 @@ collection and learner metrics, evaluation points, TensorBoard and checkpoints.
 Each pass of the loop evaluates when an evaluation is due, stops when the time or the update
 budget is spent, runs one :meth:`Parts.round` (serial and sync: collect a round, then train;
 async: wait for the learner's next chunk while workers collect), logs, and checkpoints when due.
-The curve always ends with the policy the run ends with, and a final checkpoint is written.
+The curve always ends with the policy the run ends with (evaluated on
+``train.final_eval_episodes``), and a final checkpoint is written.
 
 Exactness on resume: the episode count is the replay's count of distinct stored trajectories
 (restored from the store, not from the checkpoint), so a run killed between checkpoints and
@@ -223,8 +224,11 @@ class TrainingRun:
         parts.stop()
         self.updates = parts.updates()
         self._log({})
-        if not self.result.curve or self.result.curve[-1]["updates"] != self.updates:
-            self._evaluate()  # the curve ends with the policy the run ends with
+        last = self.result.curve[-1] if self.result.curve else None
+        if last is None or not (last.get("final") and last["updates"] == self.updates):
+            # The curve ends with the policy the run ends with, measured on enough episodes to
+            # quote (a resumed run that had already finished keeps its final point).
+            self._evaluate(final=True)
         self._checkpoint()
         self.result.updates = self.updates
         self.result.extra = {**parts.figures(), **self._accounting()}
@@ -238,7 +242,7 @@ class TrainingRun:
         return limit is not None and self.updates >= limit
 
     # -- pieces --------------------------------------------------------------------------------
-    def _evaluate(self) -> None:
+    def _evaluate(self, final: bool = False) -> None:
         if not self.evaluating:
             return
         weights, version, updates = self.parts.learner_weights()
@@ -253,6 +257,7 @@ class TrainingRun:
             self.result,
             self.writer,
             self.eval_devices,
+            final,
         )
 
     def _log(self, metrics: dict[str, float]) -> None:
