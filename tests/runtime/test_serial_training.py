@@ -119,6 +119,15 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         p, n = point["success"], point["episodes"]
         assert point["success_se"] == pytest.approx((p * (1 - p) / n) ** 0.5)
     assert first["final_success_se"] == final["success_se"]
+    diagnostics = first["diagnostics"]  # A-RIDE logs every one of them
+    assert set(diagnostics) == {
+        "explained_variance",
+        "clip_fraction",
+        "approx_kl",
+        "staleness_mean",
+        "staleness_max",
+    }
+    assert 0.0 <= diagnostics["clip_fraction"]["mean"] <= 1.0
     assert (run_dir / "checkpoints" / "latest.pt").exists()
     events = EventAccumulator(str(run_dir / "tensorboard"))
     events.Reload()

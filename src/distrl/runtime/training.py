@@ -34,6 +34,7 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_policy
+from distrl.runtime.diagnostics import RunDiagnostics
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices
 from distrl.runtime.run_dir import create_run_dir
@@ -189,6 +190,8 @@ class TrainingRun:
         #: How many times this run was resumed (its workers' seed branch on the seed tree).
         self.resumes = 0
         self.evaluating = True
+        #: The learner's health over the run (explained variance, clip, KL, staleness).
+        self.diagnostics = RunDiagnostics()
 
     def resume_from(self, state: dict[str, Any]) -> None:
         """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
@@ -197,6 +200,8 @@ class TrainingRun:
         self.elapsed_before = state["elapsed"]
         self.resumes = session_index(state)
         torch.set_rng_state(state["torch_rng"])
+        if "diagnostics" in state:  # checkpoints from before the summary have none
+            self.diagnostics = RunDiagnostics.from_state(state["diagnostics"])
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
@@ -215,7 +220,8 @@ class TrainingRun:
             metrics = report["metrics"]
             for tag, value in report.get("scalars", {}).items():
                 self.writer.add_scalar(tag, value, self.updates)
-            self.updates = parts.updates()
+            before, self.updates = self.updates, parts.updates()
+            self.diagnostics.add(metrics, self.updates - before)
             self._log(metrics)
             if self.on_progress is not None:
                 self.on_progress(self.clock.fraction, metrics)
@@ -231,7 +237,11 @@ class TrainingRun:
             self._evaluate(final=True)
         self._checkpoint()
         self.result.updates = self.updates
-        self.result.extra = {**parts.figures(), **self._accounting()}
+        self.result.extra = {
+            **parts.figures(),
+            **self._accounting(),
+            "diagnostics": self.diagnostics.summary(),
+        }
         self.result.drops = parts.drop_log()
         self.writer.close()
         write_outputs(self.result.run_dir, self.result)
@@ -288,6 +298,7 @@ class TrainingRun:
             "episodes": self.result.episodes,
             "resumes": self.resumes,
             "torch_rng": torch.get_rng_state(),
+            "diagnostics": self.diagnostics.state_dict(),
         }
         save_checkpoint(self.result.run_dir, state, self.policy)
 
