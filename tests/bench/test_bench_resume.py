@@ -52,11 +52,11 @@ def test_a_rerun_skips_finished_runs_and_reuses_the_warm_start(
     assert not result_path(results, "digirl_sync", 0).exists()
     assert (results / "seed0-warm-start.pt").exists()
 
-    monkeypatch.setattr(
-        train_bench,
-        "train_ray",
-        lambda cfg, **kw: (trained.append(cfg.run_name), train_ray(cfg, **kw))[1],
-    )
+    def recording(cfg, **kwargs):  # type: ignore[no-untyped-def]
+        trained.append(cfg.run_name)
+        return train_ray(cfg, **kwargs)
+
+    monkeypatch.setattr(train_bench, "train_ray", recording)
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert trained == ["seed0-aride_async", "seed0-digirl_sync"]  # the finished run skipped
