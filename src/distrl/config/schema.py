@@ -415,7 +415,7 @@ class ARideConfig(ConfigSection):
     priority_beta_start: float = Field(default=0.4, ge=0, le=1.0, description="DPER: first beta.")
     priority_beta_end: float = Field(default=1.0, ge=0, le=1.0, description="DPER: final beta.")
     priority_beta_steps: int | None = Field(
-        default=None,
+        None,
         ge=0,
         le=1_000_000_000,
         description="DPER: beta's annealing span in updates; None: the run's budget "
