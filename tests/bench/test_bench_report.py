@@ -119,3 +119,13 @@ def test_the_bench_command_refuses_another_setting_in_one_line(
     assert main([*args, "train.eval_every_minutes=0.5"]) == 2
     error = capsys.readouterr().err
     assert "holds runs made with another setting" in error and error.count("\n") == 1
+
+
+def test_report_of_a_folder_that_is_not_a_bench_says_so_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "report", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert "not a bench train results folder" in error and error.count("\n") == 1
+    assert main(["bench", "report", str(tmp_path / "missing")]) == 2
+    assert "is not a folder" in capsys.readouterr().err

@@ -48,6 +48,8 @@ FINAL_POINTS = 2
 def report(folder: Path, target: float | None = None, baseline: str | None = None) -> dict:
     """Merge ``folder``'s finished runs; ``target`` and ``baseline`` default to those of the
     bench command that made it. The summary is also written beside the runs, with its plot."""
+    if not (folder / SETTING_FILE).exists():
+        raise InputError(f"{folder}: not a bench train results folder (no {SETTING_FILE})")
     recorded = read_json(folder / SETTING_FILE)
     options = recorded.get("report", {})
     target = options.get("target", 0.25) if target is None else target
