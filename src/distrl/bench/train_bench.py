@@ -24,8 +24,9 @@ seed's demonstrations and cloned weights are kept too), so an interrupted bench 
 the run it was in. The figures come from :func:`distrl.bench.report.report` over whatever the
 folder holds: curves with their mean and 95% bootstrap interval over seeds, and
 ``time_to_target_ratio`` and ``final_success_ratio`` (A-RIDE async over DigiRL sync) each as
-``{mean, ci_low, ci_high}``. Each run keeps its own run folder under the results folder, so
-``distrl view`` opens any of them.
+``{mean, ci_low, ci_high}``; a run's final success is its final policy's evaluation on
+``train.final_eval_episodes`` (320) greedy test episodes, played after the budget. Each run
+keeps its own run folder under the results folder, so ``distrl view`` opens any of them.
 """
 
 from __future__ import annotations
