@@ -23,6 +23,7 @@ TINY_TRAIN = [
     "1",
     "train.min_replay=1",
     "train.eval_episodes=1",
+    "train.final_eval_episodes=1",
     "train.episodes_per_round=1",
     "train.batch_size=2",
 ]

@@ -18,6 +18,7 @@ SMALL_RUN = [
     "train.min_replay=4",
     "train.batch_size=4",
     "train.eval_episodes=4",
+    "train.final_eval_episodes=4",
     "train.warm_start_episodes=4",
     "train.bc_steps=3",
 ]

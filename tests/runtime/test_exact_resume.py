@@ -156,6 +156,7 @@ SMALL = {
     "min_replay": 4,
     "batch_size": 4,
     "eval_episodes": 2,
+    "final_eval_episodes": 2,
     "warm_start_episodes": 0,
     "minutes": 10,
 }
@@ -215,6 +216,7 @@ def test_updates_n_on_the_command_line_makes_exactly_n_updates(
 ) -> None:
     rounds = ["train.updates_per_round=2", "train.devices=2", "train.episodes_per_round=2"]
     fast = ["train.min_replay=4", "train.batch_size=4", "train.eval_episodes=2"]
+    fast += ["train.final_eval_episodes=2"]
     args = ["train", "--updates", "3", "--run-root", str(tmp_path), "--json", *rounds, *fast]
     assert main([*args, "train.warm_start_episodes=0"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -234,6 +236,7 @@ def _start(run_root: Path, *extra: str) -> subprocess.Popen[bytes]:
         "train.min_replay=4",
         "train.batch_size=4",
         "train.eval_episodes=2",
+        "train.final_eval_episodes=2",
         "train.warm_start_episodes=0",
         "train.checkpoint_every_minutes=0.02",
     ]

@@ -144,6 +144,7 @@ def test_async_run_with_two_learner_processes(tmp_path: Path) -> None:
     cfg.train.min_replay = 16
     cfg.train.batch_size = 8
     cfg.train.eval_episodes = 4
+    cfg.train.final_eval_episodes = 4
     cfg.train.max_updates = 6
     cfg.train.minutes = 3
     cfg.ray.workers = 2

@@ -25,6 +25,7 @@ def _cfg(tmp_path: Path) -> RunConfig:
     cfg.train.min_replay = 16
     cfg.train.batch_size = 8
     cfg.train.eval_episodes = 2
+    cfg.train.final_eval_episodes = 2
     cfg.train.max_updates = 3
     cfg.ray.workers = 2
     cfg.ray.num_cpus = 2

@@ -42,6 +42,7 @@ def _cfg(tmp_path: Path, **train: object) -> RunConfig:
     cfg.train.min_replay = 16
     cfg.train.batch_size = 8
     cfg.train.eval_episodes = 4
+    cfg.train.final_eval_episodes = 4
     cfg.train.max_updates = 12
     cfg.train.minutes = 5
     cfg.ray.workers = 2
@@ -159,6 +160,7 @@ def test_resume_after_sigkill_of_the_driver(tmp_path: Path) -> None:
         "train.min_replay=16",
         "train.batch_size=8",
         "train.eval_episodes=4",
+        "train.final_eval_episodes=4",
         "train.checkpoint_every_minutes=0.05",
         "ray.num_cpus=2",
     ]

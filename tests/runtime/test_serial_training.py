@@ -100,6 +100,7 @@ SMALL_RUN = [
     "train.min_replay=4",
     "train.batch_size=4",
     "train.eval_episodes=4",
+    "train.final_eval_episodes=6",
     "train.bc_steps=3",
 ]
 
@@ -111,6 +112,22 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     run_dir = Path(first["run_dir"])
     assert first["updates"] == 2 and first["curve"][0]["updates"] == 0
     assert first["curve"][-1]["updates"] == 2  # the curve ends with the final policy
+    # ... measured on train.final_eval_episodes greedy episodes; every point has its SE.
+    final = first["curve"][-1]
+    assert final["final"] and final["episodes"] == 6 and first["curve"][0]["episodes"] == 4
+    for point in first["curve"]:
+        p, n = point["success"], point["episodes"]
+        assert point["success_se"] == pytest.approx((p * (1 - p) / n) ** 0.5)
+    assert first["final_success_se"] == final["success_se"]
+    diagnostics = first["diagnostics"]  # A-RIDE logs every one of them
+    assert set(diagnostics) == {
+        "explained_variance",
+        "clip_fraction",
+        "approx_kl",
+        "staleness_mean",
+        "staleness_max",
+    }
+    assert 0.0 <= diagnostics["clip_fraction"]["mean"] <= 1.0
     assert (run_dir / "checkpoints" / "latest.pt").exists()
     events = EventAccumulator(str(run_dir / "tensorboard"))
     events.Reload()
@@ -118,6 +135,7 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     expected = {
         "eval/success_greedy",
         "eval/success_sampled",
+        "eval/success_greedy_se",
         "collect/success",
         "collect/return",
         "collect/env_steps_per_s",
@@ -270,8 +288,8 @@ def test_evaluation_runs_without_the_latency_and_fault_model(
     seen: list[DeviceEnv] = []
     real = evaluation.evaluation_devices
 
-    def spy(cfg: RunConfig, count: int, screenshots: bool = True) -> list[DeviceEnv]:
-        seen.extend(real(cfg, count, screenshots))
+    def spy(cfg: RunConfig, count: int, screenshots: bool = True, draw: int = 0) -> list[DeviceEnv]:
+        seen.extend(real(cfg, count, screenshots, draw))
         return seen[-count:]
 
     monkeypatch.setattr(evaluation, "evaluation_devices", spy)

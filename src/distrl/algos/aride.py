@@ -209,14 +209,9 @@ def aride_loss(
     total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
 
     # 5. Fresh priorities for the replay.
+    w1, w2, w3 = config.priority_weights
     priorities = dper_priority(
-        retrace.deltas.abs(),
-        rho,
-        entropy.detach(),
-        mask,
-        w1=config.priority_w1,
-        w2=config.priority_w2,
-        w3=config.priority_w3,
+        retrace.deltas.abs(), rho, entropy.detach(), mask, w1=w1, w2=w2, w3=w3
     )
     return ARideLoss(
         total=total,

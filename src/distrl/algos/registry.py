@@ -51,6 +51,17 @@ class Algorithm:
     shaping: RewardShaping
 
 
+def beta_budget(cfg: RunConfig) -> tuple[int | None, float | None]:
+    """What DPER's beta anneals over (docs/design.md §7.6): ``(updates, None)`` for an update
+    span (``aride.priority_beta_steps``, else the run's ``train.max_updates``), ``(None,
+    seconds)`` for the run's wall-clock budget when it has no update budget. Either way beta
+    reaches its end value as the run's budget runs out, not after a fixed count it never makes."""
+    steps = cfg.aride.priority_beta_steps
+    if steps is None:
+        steps = cfg.train.max_updates
+    return (steps, None) if steps is not None else (None, cfg.train.minutes * 60.0)
+
+
 def _prioritized_sampler(cfg: RunConfig) -> Callable[[int], Sampler]:
     """DPER's sampler with the A-RIDE config's alpha and beta schedule."""
     aride = cfg.aride
@@ -59,7 +70,7 @@ def _prioritized_sampler(cfg: RunConfig) -> Callable[[int], Sampler]:
         alpha=aride.priority_alpha,
         beta_start=aride.priority_beta_start,
         beta_end=aride.priority_beta_end,
-        beta_steps=aride.priority_beta_steps,
+        beta_steps=beta_budget(cfg)[0],
     )
 
 

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from distrl.bench.stats import band_intervals
+
 Curve = Sequence[dict[str, float]]
 
 
@@ -59,19 +61,42 @@ def on_grid(curve: Curve, grid: Sequence[float], key: str = "success") -> list[f
     return [float(v) for v in np.interp(grid, minutes, values)]
 
 
-def seed_band(curves: Sequence[Curve], key: str = "success") -> dict[str, list[float]]:
-    """Mean, min and max over seeds of ``curves``, read at every seed's evaluation minutes up to
-    the earliest last point (no curve is extrapolated past its end). With one seed the mean is
-    that seed's curve, point for point."""
+def seed_grid(curves: Sequence[Curve], key: str = "success") -> tuple[list[float], np.ndarray]:
+    """Every seed's evaluation minutes up to the earliest last point (no curve is extrapolated
+    past its end), and each curve read on them: ``(grid, rows)``, one row per seed."""
     end = min(c[-1]["minutes"] for c in curves)
     grid = sorted({round(p["minutes"], 6) for c in curves for p in c if p["minutes"] <= end})
-    rows = np.array([on_grid(c, grid, key) for c in curves])
-    return {
+    return grid, np.array([on_grid(c, grid, key) for c in curves])
+
+
+def seed_band(curves: Sequence[Curve], key: str = "success") -> dict[str, list[float]]:
+    """Mean, min and max over seeds of ``curves`` on their common grid (:func:`seed_grid`), the
+    mean's 95% bootstrap interval over seeds, and, where every point carries one, the standard
+    error of the mean from the evaluations' own sampling (``sqrt(sum se_i^2) / n``). With one
+    seed the mean is that seed's curve, point for point."""
+    grid, rows = seed_grid(curves, key)
+    low, high = band_intervals(rows)
+    band = {
         "minutes": grid,
         "mean": [round(float(v), 4) for v in rows.mean(axis=0)],
+        "ci_low": [round(float(v), 4) for v in low],
+        "ci_high": [round(float(v), 4) for v in high],
         "min": [round(float(v), 4) for v in rows.min(axis=0)],
         "max": [round(float(v), 4) for v in rows.max(axis=0)],
     }
+    if all(f"{key}_se" in point for curve in curves for point in curve):
+        errors = np.array([on_grid(c, grid, f"{key}_se") for c in curves])
+        band["se"] = [round(float(v), 4) for v in np.sqrt((errors**2).sum(axis=0)) / len(curves)]
+    return band
+
+
+def final_success(curve: Curve, last_points: int = 2) -> float:
+    """A run's final success: its evaluation of the final policy where the curve marks one
+    (``final``, measured on ``train.final_eval_episodes``), else the mean of its last
+    ``last_points`` points (curves from before the final evaluation existed)."""
+    if curve and curve[-1].get("final"):
+        return float(curve[-1]["success"])
+    return final_level(curve, last_points)
 
 
 def band_curve(band: dict[str, list[float]]) -> list[dict[str, float]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 from rich.console import Console
@@ -21,6 +20,8 @@ from distrl.errors import InputError
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
     if args.bench_command == "train":  # its setting sits under the user's overrides
         return _train(args, overrides)
+    if args.bench_command == "report":
+        return _report(args)
     cfg = load_config(args.preset, overrides)
     if args.bench_command == "env":
         if args.steps < 1:
@@ -116,6 +117,7 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         SETTINGS,
         bench_train,
         check_arguments,
+        default_results_folder,
         select_methods,
     )
 
@@ -137,9 +139,13 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
     baseline = args.bench_baseline or DEFAULT_BASELINE
     select_methods(methods, baseline)  # bad names fail before any work
     check_arguments(cfg, seeds, target)
-    bench_dir = _new_folder(
-        Path(cfg.run_root), cfg.run_name or time.strftime("bench-train-%Y%m%d-%H%M%S")
-    )
+    # A stable folder, so the same command run again finds its finished runs.
+    if args.bench_results:
+        bench_dir = Path(args.bench_results)
+    elif cfg.run_name:
+        bench_dir = Path(cfg.run_root) / cfg.run_name
+    else:
+        bench_dir = default_results_folder(Path(cfg.run_root), args.bench_setting, cfg)
     console = Console(stderr=True)
     with progress_bar(
         TextColumn("[bold]bench train[/] {task.fields[run]}"),
@@ -162,6 +168,20 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         summary = bench_train(
             cfg, seeds, target, bench_dir, advance, methods=methods, baseline=baseline
         )
+    if args.json:
+        emit_json(summary)
+        return 0
+    _print_train(summary)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from distrl.bench.report import report
+
+    folder = Path(args.results)
+    if not folder.is_dir():
+        raise InputError(f"bench report: {folder} is not a folder")
+    summary = report(folder, args.bench_target, args.bench_baseline)
     if args.json:
         emit_json(summary)
         return 0
@@ -199,20 +219,16 @@ def _print_train(summary: dict) -> None:
     console = Console()
     console.print(table)
     over = summary["methods"][summary["baseline"]]["label"]
-    for key in ("time_to_target_ratio", "time_to_target_ratio_at_least", "final_success_ratio"):
+    for key in ("time_to_target_ratio", "final_success_ratio"):
         value = summary[key]
-        console.print(f"{key} (A-RIDE async over {over}): {'n/a' if value is None else value}")
+        shown = "n/a" if value["mean"] is None else f"{value['mean']}"
+        if value["ci_low"] is not None:
+            shown += f" (95% interval {value['ci_low']} to {value['ci_high']})"
+        console.print(f"{key} (A-RIDE async over {over}): {shown}")
+    at_least = summary["time_to_target_ratio_at_least"]
+    console.print(f"time_to_target_ratio_at_least: {'n/a' if at_least is None else at_least}")
     console.print(f"time to target: {summary['time_to_target_note']}")
     console.print(f"plot: {summary['plot']}  (runs under {summary['bench_dir']})")
-
-
-def _new_folder(root: Path, name: str) -> Path:
-    """``root/name``, or ``name-2``, ``name-3``, ... when taken."""
-    folder, suffix = root / name, 1
-    while folder.exists():
-        suffix += 1
-        folder = root / f"{name}-{suffix}"
-    return folder
 
 
 def _device_list(text: str) -> list[int]:

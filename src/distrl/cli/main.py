@@ -314,14 +314,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods",
         dest="bench_methods",
         help="comma-separated methods to run (default aride_async,digirl_sync,fbc_sync), from "
-        "those and aride_sync (A-RIDE in sync rounds: the runtime's share of the gain)",
+        "those, aride_sync (A-RIDE in sync rounds: the runtime's share of the gain) and the DPER "
+        "ablation aride_dper_paper, aride_uniform",
     )
     bench_train.add_argument(
         "--baseline",
         dest="bench_baseline",
         help="the method the two ratios divide A-RIDE async by (default digirl_sync)",
     )
+    bench_train.add_argument(
+        "--results",
+        dest="bench_results",
+        metavar="DIR",
+        help="results folder: each finished (method, seed) run is kept there and the same "
+        "command run again skips it (default: RUN_ROOT/bench-train-SETTING-DIGEST)",
+    )
     _add_config_arguments(bench_train)
+    bench_report = bench_commands.add_parser(
+        "report", help="merge a bench train results folder: curves and ratios with intervals"
+    )
+    bench_report.add_argument("results", metavar="DIR", help="a bench train results folder")
+    bench_report.add_argument(
+        "--target", dest="bench_target", type=float, help="default: the bench command's"
+    )
+    bench_report.add_argument(
+        "--baseline", dest="bench_baseline", help="default: the bench command's"
+    )
+    bench_report.add_argument("--json", action="store_true", help="print one JSON object")
+    bench_report.set_defaults(overrides=[])
     return parser
 
 

@@ -12,7 +12,8 @@ The tree, by spawn key:
 ========================================  ======================================================
 ``(DEVICE, purpose, slot, incarnation,    device ``slot`` built for ``purpose`` (train,
 *lineage)``                               evaluate, demonstrate, play); ``incarnation`` counts
-                                          rebuilds of that slot (after a hang or crashes);
+                                          rebuilds of that slot (after a hang or crashes;
+                                          PhoneSim evaluation devices: the evaluation's k);
                                           ``lineage`` is a Ray worker's ``(session, life)``
 ``(WORKER_ACTIONS, worker, session,       a worker's action sampling (a torch generator);
 life)``                                   ``session`` counts resumes of the run, ``life``
@@ -20,7 +21,9 @@ life)``                                   ``session`` counts resumes of the run,
 ``(WORKER_TASKS, worker, session, life)`` a worker's task draws
 ``(REPLAY,)``                             the replay's batch sampling
 ``(CLONING,)``                            behaviour cloning's minibatches (the warm start)
-``(EVALUATION, 0)`` / ``(EVALUATION, 1)``  an evaluation's task order / its action sampling
+``(EVALUATION, 0, k)`` /                  the k-th evaluation of a run (its curve point; 0
+``(EVALUATION, 1, k)``                    for ``distrl eval``): its task order / its action
+                                          sampling; its PhoneSim devices are incarnation k
 ``(PLAY,)``                               ``distrl play``'s task order and scripted agent
 ``(POLICY_INIT,)``                        torch's global RNG before a policy is built, so every
                                           process builds the same initial weights

@@ -180,9 +180,11 @@ class PrioritizedSampler:
       they are divided by their maximum over the batch, so they lie in (0, 1] and only ever scale
       a gradient down. The batch maximum, rather than the buffer-wide one, keeps a single
       near-zero priority elsewhere in the buffer from shrinking every update.
-    * ``beta`` is annealed linearly from ``beta_start`` to ``beta_end`` over ``beta_steps`` calls
-      to :meth:`sample` and then stays at ``beta_end``: the bias only matters once learning
-      converges, and full correction early would slow it down.
+    * ``beta`` is annealed linearly from ``beta_start`` to ``beta_end`` and then stays at
+      ``beta_end``: the bias only matters once learning converges, and full correction early
+      would slow it down. Over ``beta_steps`` calls to :meth:`sample` (a run's update budget),
+      or, with ``beta_steps=None``, over the share of a wall-clock budget its owner reports with
+      :meth:`set_progress` (a run with minutes but no update budget; docs/design.md §7.6).
 
     >>> sampler = PrioritizedSampler(capacity=4, alpha=1.0, beta_start=1.0, epsilon=0.0)
     >>> for slot in (0, 1):
@@ -201,7 +203,7 @@ class PrioritizedSampler:
         alpha: float = 0.6,
         beta_start: float = 0.4,
         beta_end: float = 1.0,
-        beta_steps: int = 100_000,
+        beta_steps: int | None = 100_000,
         epsilon: float = 1e-6,
     ) -> None:
         if capacity < 1:
@@ -210,7 +212,7 @@ class PrioritizedSampler:
             raise ValueError(f"alpha must be >= 0, got {alpha}")
         if not (beta_start >= 0 and beta_end >= 0):
             raise ValueError(f"beta_start and beta_end must be >= 0, got {beta_start}, {beta_end}")
-        if beta_steps < 0:
+        if beta_steps is not None and beta_steps < 0:
             raise ValueError(
                 f"beta_steps must be >= 0 (0 means beta_end at once), got {beta_steps}"
             )
@@ -220,10 +222,11 @@ class PrioritizedSampler:
         self._live = np.zeros(capacity, dtype=bool)
         self._num_live = 0
         self._num_samples = 0
+        self._progress = 0.0
         self.alpha = float(alpha)
         self.beta_start = float(beta_start)
         self.beta_end = float(beta_end)
-        self.beta_steps = int(beta_steps)
+        self.beta_steps = None if beta_steps is None else int(beta_steps)
         self.epsilon = float(epsilon)
 
     @property
@@ -233,10 +236,25 @@ class PrioritizedSampler:
     @property
     def beta(self) -> float:
         """The beta the next :meth:`sample` call will use."""
-        if self.beta_steps == 0:
+        if self.beta_steps is None:
+            fraction = self._progress
+        elif self.beta_steps == 0:
             return self.beta_end
-        fraction = min(self._num_samples / self.beta_steps, 1.0)
+        else:
+            fraction = min(self._num_samples / self.beta_steps, 1.0)
         return self.beta_start + fraction * (self.beta_end - self.beta_start)
+
+    @property
+    def progress(self) -> float:
+        """The budget share last reported with :meth:`set_progress` (in [0, 1])."""
+        return self._progress
+
+    def set_progress(self, fraction: float) -> None:
+        """Report how much of the run's wall-clock budget is spent; with ``beta_steps=None``
+        beta follows it (past the budget it stays at ``beta_end``)."""
+        if not fraction >= 0:
+            raise ValueError(f"budget progress must be >= 0, got {fraction}")
+        self._progress = min(float(fraction), 1.0)
 
     @property
     def num_samples(self) -> int:
@@ -305,6 +323,7 @@ class PrioritizedSampler:
             "stored_priorities": self._tree.leaf(np.arange(self.capacity)),
             "live": self._live.copy(),
             "num_samples": self._num_samples,
+            "progress": self._progress,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -337,3 +356,4 @@ class PrioritizedSampler:
         self._live = live.copy()
         self._num_live = int(live.sum())
         self._num_samples = int(state["num_samples"])
+        self._progress = float(state.get("progress", 0.0))  # absent before budget annealing

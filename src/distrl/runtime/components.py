@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from distrl.algos.registry import build_algorithm
+from distrl.algos.registry import beta_budget, build_algorithm
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
 from distrl.envs.phonesim.tasks.suites import suite_instructions
@@ -50,7 +50,9 @@ def build_replay(
     ``store_dir``; observations keep screenshots only if the policy reads them (a 360x720 screen
     is 0.78 MB: a replay full of them does not fit in memory). The learner's rate limit
     (``max_samples_per_insert``) applies to async runs only: serial and sync rounds set their
-    own ratio of updates to data, and a sync baseline must get the updates its rounds ask for."""
+    own ratio of updates to data, and a sync baseline must get the updates its rounds ask for.
+    A prioritized sampler without an update budget anneals beta over the run's minutes, which
+    the replay reports to it (:func:`~distrl.algos.registry.beta_budget`)."""
     asynchronous = cfg.train.runtime == "ray" and cfg.train.mode == "async"
     return ReplayService(
         build_algorithm(cfg),
@@ -65,4 +67,5 @@ def build_replay(
         min_replay=cfg.train.min_replay,
         demo_fraction=cfg.train.demo_fraction,
         seed=derive_seed(cfg.seed, Stream.REPLAY),
+        beta_budget_seconds=beta_budget(cfg)[1],
     )

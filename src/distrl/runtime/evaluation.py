@@ -4,11 +4,17 @@ Training evaluates periodically on the test split and ``distrl eval`` evaluates 
 both use this, with devices asked for as evaluation devices (simulator speed, slots apart from
 training's) and a task order from the seed tree's evaluation branch, so that an evaluation never
 shares a random stream with the data the policy learned from.
+
+Each evaluation of a run has its own index in that branch (``draw``: the curve point it makes),
+so periodic evaluations draw different test tasks and device seeds from one per-seed stream: a
+curve is not one fixed sample of the test split re-scored, and two runs of the same seed still
+face the same sequence of evaluations. Every success rate carries its binomial standard error.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,10 +30,27 @@ from distrl.runtime.task_sampler import TaskSampler
 from distrl.runtime.worker import Worker
 
 
-def evaluation_devices(cfg: RunConfig, count: int, screenshots: bool = True) -> list[DeviceEnv]:
+def evaluation_devices(
+    cfg: RunConfig, count: int, screenshots: bool = True, draw: int = 0
+) -> list[DeviceEnv]:
     """``count`` evaluation devices (see :func:`~distrl.envs.devices.device_slot` for which
-    real devices they are)."""
-    return [make_device(cfg, Purpose.EVALUATE, i, screenshots=screenshots) for i in range(count)]
+    real devices they are), seeded for the run's ``draw``-th evaluation."""
+    return [
+        make_device(cfg, Purpose.EVALUATE, i, screenshots=screenshots, incarnation=draw)
+        for i in range(count)
+    ]
+
+
+def binomial_se(success_rate: float, episodes: int) -> float:
+    """Standard error of a success rate measured on ``episodes`` independent episodes:
+    ``sqrt(p (1 - p) / n)``.
+
+    >>> round(binomial_se(0.5, 100), 4)
+    0.05
+    """
+    if episodes < 1:
+        raise ValueError(f"a success rate needs at least one episode, got {episodes}")
+    return math.sqrt(success_rate * (1.0 - success_rate) / episodes)
 
 
 @dataclass(frozen=True)
@@ -37,22 +60,28 @@ class EvalResult:
     mean_steps: float
     per_template: dict[str, float]
 
+    @property
+    def success_se(self) -> float:
+        """The binomial standard error of :attr:`success_rate`."""
+        return binomial_se(self.success_rate, self.episodes)
+
 
 class EvaluationDevices:
     """The devices evaluations run on, kept between evaluations where they are costly.
 
-    PhoneSim devices are built fresh for every evaluation, so every evaluation of a run faces the
-    same episodes; a browser or an emulator takes seconds to start, so those are started once and
-    reused (their episodes then differ between evaluations). ``close()`` ends them."""
+    PhoneSim devices are built fresh for every evaluation, seeded by the evaluation's ``draw``
+    (so each evaluation of a run faces its own episodes); a browser or an emulator takes seconds
+    to start, so those are started once and reused (their streams then go on from one evaluation
+    to the next). ``close()`` ends them."""
 
     def __init__(self, cfg: RunConfig, screenshots: bool = True):
         self.cfg = cfg
         self.screenshots = screenshots
         self._kept: list[DeviceEnv] = []
 
-    def take(self, count: int) -> list[DeviceEnv]:
+    def take(self, count: int, draw: int = 0) -> list[DeviceEnv]:
         if self.cfg.env.backend == "phonesim":
-            return evaluation_devices(self.cfg, count, self.screenshots)
+            return evaluation_devices(self.cfg, count, self.screenshots, draw)
         if len(self._kept) < count:
             self.close()
             self._kept = evaluation_devices(self.cfg, count, self.screenshots)
@@ -76,18 +105,20 @@ def evaluate(
     episodes: int,
     greedy: bool,
     devices: EvaluationDevices | None = None,
+    draw: int = 0,
 ) -> EvalResult:
     """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``, on
-    ``devices`` (default: devices started and ended for this evaluation alone)."""
+    ``devices`` (default: devices started and ended for this evaluation alone); ``draw`` is the
+    evaluation's index in the run (its tasks, action sampling and PhoneSim device seeds)."""
     owned = devices is None
     bench = EvaluationDevices(cfg, reads_screenshots(policy)) if devices is None else devices
-    taken = bench.take(min(cfg.train.devices, episodes))
+    taken = bench.take(min(cfg.train.devices, episodes), draw)
     worker = Worker(
         taken,
         copy.deepcopy(policy),
-        TaskSampler(tasks, derive_rng(cfg.seed, Stream.EVALUATION, 0)),
+        TaskSampler(tasks, derive_rng(cfg.seed, Stream.EVALUATION, 0, draw)),
         worker_id="eval",
-        seed=derive_seed(cfg.seed, Stream.EVALUATION, 1),
+        seed=derive_seed(cfg.seed, Stream.EVALUATION, 1, draw),
         greedy=greedy,
     )
     try:

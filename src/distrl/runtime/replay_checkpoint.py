@@ -5,7 +5,7 @@ the slot it had: slots are not a stable name for it. The checkpoint therefore ke
 window's stored priority by the window itself (its trajectory id and first step), and on restore
 gives every rebuilt window the priority it had. Windows that arrived after the checkpoint keep
 the priority a new window gets. The sampler's draw count (which drives prioritized replay's
-importance-sampling exponent beta) is restored as is.
+importance-sampling exponent beta) and its wall-clock budget progress are restored as is.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def sampler_snapshot(buffer: ReplayBuffer[StepWindow]) -> dict[str, Any]:
         "num_samples": int(state.get("num_samples", 0)),
         "windows": [window_key(buffer.storage[slot]) for slot in slots],
     }
+    if "progress" in state:
+        snapshot["progress"] = float(state["progress"])
     if "stored_priorities" in state:
         snapshot["priorities"] = torch.as_tensor(state["stored_priorities"][slots])
     return snapshot
@@ -52,5 +54,7 @@ def restore_sampler(buffer: ReplayBuffer[StepWindow], snapshot: dict[str, Any]) 
         state["stored_priorities"] = stored
     if "num_samples" in state:
         state["num_samples"] = snapshot["num_samples"]
+    if "progress" in state and "progress" in snapshot:
+        state["progress"] = snapshot["progress"]
     buffer.sampler.load_state_dict(state)
     return restored

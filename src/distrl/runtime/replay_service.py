@@ -31,7 +31,7 @@ never evicted or judged stale, and get no priorities (their slots in a batch are
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.observation import SharedElements
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import ReplayBuffer, RingStorage
+from distrl.replay.samplers import PrioritizedSampler
 from distrl.runtime.replay_checkpoint import restore_sampler, sampler_snapshot
 from distrl.store import TrajectoryStore
 
@@ -93,6 +94,8 @@ class ReplayService:
         min_replay: int = 1,
         demo_fraction: float = 0.0,
         seed: int = 0,
+        beta_budget_seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.algorithm = algorithm
         self.window = window
@@ -123,6 +126,11 @@ class ReplayService:
         self._pending: list[Trajectory] = []
         self._pending_since = 0.0
         self._seen_ids: set[str] = set()
+        #: A prioritized sampler's beta anneals over this wall-clock budget (None: over its
+        #: update count); the budget's clock starts with the replay and resumes with it.
+        self.beta_budget_seconds = beta_budget_seconds
+        self._clock = clock
+        self._budget_started = clock()
 
     def __len__(self) -> int:
         return len(self.buffer)
@@ -254,6 +262,7 @@ class ReplayService:
         demos = (
             min(round(batch_size * self.demo_fraction), batch_size - 1) if self.demo_windows else 0
         )
+        self._report_budget_progress()
         batch = self.buffer.sample(batch_size - demos, self.rng)
         self.counters.windows_sampled += len(batch)
         slots = batch.slots
@@ -264,6 +273,19 @@ class ReplayService:
             generations=np.concatenate([self.generations[slots], np.full(demos, -1)]),
             weights=np.concatenate([batch.weights, np.ones(demos)]),
         )
+
+    def budget_progress(self) -> float | None:
+        """The share of the wall-clock budget beta anneals over that is spent (None: beta
+        anneals over updates, or the sampler is uniform)."""
+        sampler = self.buffer.sampler
+        if self.beta_budget_seconds is None or not isinstance(sampler, PrioritizedSampler):
+            return None
+        return max((self._clock() - self._budget_started) / self.beta_budget_seconds, 0.0)
+
+    def _report_budget_progress(self) -> None:
+        progress = self.budget_progress()
+        if progress is not None:
+            self.buffer.sampler.set_progress(progress)  # type: ignore[attr-defined]
 
     def update_priorities(
         self, slots: np.ndarray, generations: np.ndarray, priorities: np.ndarray
@@ -305,3 +327,7 @@ class ReplayService:
         self.rng.bit_generator.state = state["rng"]
         if "sampler" in state:  # checkpoints from before the sampler was saved have none
             restore_sampler(self.buffer, state["sampler"])  # type: ignore[arg-type]
+        sampler = self.buffer.sampler
+        if self.beta_budget_seconds is not None and isinstance(sampler, PrioritizedSampler):
+            # The budget's clock goes on from where the checkpoint left it.
+            self._budget_started = self._clock() - sampler.progress * self.beta_budget_seconds

@@ -61,6 +61,7 @@ class TrainResult:
         return {
             "initial_success": self.curve[0]["success"] if self.curve else 0.0,
             "final_success": self.curve[-1]["success"] if self.curve else 0.0,
+            "final_success_se": self.curve[-1].get("success_se", 0.0) if self.curve else 0.0,
             "minutes": round(self.curve[-1]["minutes"], 2) if self.curve else 0.0,
             "updates": self.updates,
             "episodes": self.episodes,
@@ -117,16 +118,36 @@ def record_eval(
     result: TrainResult,
     writer: SummaryWriter,
     devices: EvaluationDevices | None = None,
+    final: bool = False,
 ) -> None:
-    """Evaluate ``policy`` on the test split (greedy and sampled) and add a curve point."""
-    episodes = cfg.train.eval_episodes
-    greedy = evaluate(policy, cfg, test_tasks, episodes, True, devices).success_rate
-    sampled = evaluate(policy, cfg, test_tasks, episodes, False, devices).success_rate
-    result.curve.append(
-        {"minutes": elapsed / 60, "success": greedy, "sampled_success": sampled, "updates": updates}
-    )
-    writer.add_scalar("eval/success_greedy", greedy, updates)
-    writer.add_scalar("eval/success_sampled", sampled, updates)
+    """Evaluate ``policy`` on the test split (greedy and sampled) and add a curve point with
+    each success rate's standard error.
+
+    The point's index in the curve picks its draw of test tasks (a resumed run's curve goes on,
+    so its draws do too). The evaluation of the final policy (``final``) plays
+    ``train.final_eval_episodes`` greedy episodes, the figure a run is quoted by; its sampled
+    success, a secondary figure, keeps the periodic episode count."""
+    draw = len(result.curve)
+    greedy_episodes = cfg.train.final_eval_episodes if final else cfg.train.eval_episodes
+    greedy = evaluate(policy, cfg, test_tasks, greedy_episodes, True, devices, draw)
+    sampled = evaluate(policy, cfg, test_tasks, cfg.train.eval_episodes, False, devices, draw)
+    point = {
+        "minutes": elapsed / 60,
+        "success": greedy.success_rate,
+        "success_se": greedy.success_se,
+        "episodes": greedy.episodes,
+        "sampled_success": sampled.success_rate,
+        "sampled_success_se": sampled.success_se,
+        "sampled_episodes": sampled.episodes,
+        "updates": updates,
+    }
+    if final:
+        point["final"] = True
+    result.curve.append(point)
+    writer.add_scalar("eval/success_greedy", greedy.success_rate, updates)
+    writer.add_scalar("eval/success_greedy_se", greedy.success_se, updates)
+    writer.add_scalar("eval/success_sampled", sampled.success_rate, updates)
+    writer.add_scalar("eval/success_sampled_se", sampled.success_se, updates)
 
 
 @contextmanager

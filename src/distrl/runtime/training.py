@@ -10,7 +10,8 @@ collection and learner metrics, evaluation points, TensorBoard and checkpoints.
 Each pass of the loop evaluates when an evaluation is due, stops when the time or the update
 budget is spent, runs one :meth:`Parts.round` (serial and sync: collect a round, then train;
 async: wait for the learner's next chunk while workers collect), logs, and checkpoints when due.
-The curve always ends with the policy the run ends with, and a final checkpoint is written.
+The curve always ends with the policy the run ends with (evaluated on
+``train.final_eval_episodes``), and a final checkpoint is written.
 
 Exactness on resume: the episode count is the replay's count of distinct stored trajectories
 (restored from the store, not from the checkpoint), so a run killed between checkpoints and
@@ -34,6 +35,7 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_learner, build_policy
+from distrl.runtime.diagnostics import RunDiagnostics
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices
 from distrl.runtime.run_dir import create_run_dir
@@ -199,6 +201,8 @@ class TrainingRun:
         #: How many times this run was resumed (its workers' seed branch on the seed tree).
         self.resumes = 0
         self.evaluating = True
+        #: The learner's health over the run (explained variance, clip, KL, staleness).
+        self.diagnostics = RunDiagnostics()
 
     def resume_from(self, state: dict[str, Any]) -> None:
         """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
@@ -207,6 +211,8 @@ class TrainingRun:
         self.elapsed_before = state["elapsed"]
         self.resumes = session_index(state)
         torch.set_rng_state(state["torch_rng"])
+        if "diagnostics" in state:  # checkpoints from before the summary have none
+            self.diagnostics = RunDiagnostics.from_state(state["diagnostics"])
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
@@ -225,7 +231,8 @@ class TrainingRun:
             metrics = report["metrics"]
             for tag, value in report.get("scalars", {}).items():
                 self.writer.add_scalar(tag, value, self.updates)
-            self.updates = parts.updates()
+            before, self.updates = self.updates, parts.updates()
+            self.diagnostics.add(metrics, self.updates - before)
             self._log(metrics)
             if self.on_progress is not None:
                 self.on_progress(self.clock.fraction, metrics)
@@ -234,11 +241,18 @@ class TrainingRun:
         parts.stop()
         self.updates = parts.updates()
         self._log({})
-        if not self.result.curve or self.result.curve[-1]["updates"] != self.updates:
-            self._evaluate()  # the curve ends with the policy the run ends with
+        last = self.result.curve[-1] if self.result.curve else None
+        if last is None or not (last.get("final") and last["updates"] == self.updates):
+            # The curve ends with the policy the run ends with, measured on enough episodes to
+            # quote (a resumed run that had already finished keeps its final point).
+            self._evaluate(final=True)
         self._checkpoint()
         self.result.updates = self.updates
-        self.result.extra = {**parts.figures(), **self._accounting()}
+        self.result.extra = {
+            **parts.figures(),
+            **self._accounting(),
+            "diagnostics": self.diagnostics.summary(),
+        }
         self.result.drops = parts.drop_log()
         self.writer.close()
         write_outputs(self.result.run_dir, self.result)
@@ -249,7 +263,7 @@ class TrainingRun:
         return limit is not None and self.updates >= limit
 
     # -- pieces --------------------------------------------------------------------------------
-    def _evaluate(self) -> None:
+    def _evaluate(self, final: bool = False) -> None:
         if not self.evaluating:
             return
         weights, version, updates = self.parts.learner_weights()
@@ -264,6 +278,7 @@ class TrainingRun:
             self.result,
             self.writer,
             self.eval_devices,
+            final,
         )
 
     def _log(self, metrics: dict[str, float]) -> None:
@@ -294,6 +309,7 @@ class TrainingRun:
             "episodes": self.result.episodes,
             "resumes": self.resumes,
             "torch_rng": torch.get_rng_state(),
+            "diagnostics": self.diagnostics.state_dict(),
         }
         save_checkpoint(self.result.run_dir, state, self.policy)
 

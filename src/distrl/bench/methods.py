@@ -1,0 +1,69 @@
+"""The methods ``distrl bench train`` compares: an algorithm, a runtime mode, and the config
+overrides that make an ablation of it (docs/design.md §7.6: DPER's weights, uniform replay)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from distrl.errors import InputError
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    algo: str
+    mode: str
+    label: str
+    #: ``key=value`` config overrides of this method over the bench's setting.
+    overrides: tuple[str, ...] = ()
+
+
+METHODS = (
+    Method("aride_async", "aride", "async", "A-RIDE, async"),
+    Method("digirl_sync", "digirl", "sync", "DigiRL, sync"),
+    Method("fbc_sync", "fbc", "sync", "filtered BC, sync"),
+    Method("aride_sync", "aride", "sync", "A-RIDE, sync"),
+    # The DPER ablation (issue 17): the paper's released weights, and no prioritisation at all,
+    # beside aride_async's current weights.
+    Method(
+        "aride_dper_paper",
+        "aride",
+        "async",
+        "A-RIDE, async, DPER paper weights",
+        ("aride.dper_weights=paper",),
+    ),
+    Method(
+        "aride_uniform",
+        "aride",
+        "async",
+        "A-RIDE, async, uniform replay",
+        ("aride.prioritized=false",),
+    ),
+)
+METHODS_BY_NAME = {method.name: method for method in METHODS}
+#: What the bench compares unless ``--methods`` says otherwise (the paper's comparison);
+#: ``aride_sync`` isolates the runtime: the same algorithm, synchronous rounds.
+DEFAULT_METHODS = ("aride_async", "digirl_sync", "fbc_sync")
+#: The method the ratios are A-RIDE async's over.
+DEFAULT_BASELINE = "digirl_sync"
+OURS = "aride_async"
+
+
+def select_methods(names: Sequence[str], baseline: str) -> tuple[Method, ...]:
+    """The methods to run, by name; A-RIDE async and the baseline must be among them, since the
+    ratios compare those two."""
+    unknown = [name for name in names if name not in METHODS_BY_NAME]
+    if unknown:
+        raise InputError(
+            f"--methods: unknown {', '.join(unknown)} (choose from {', '.join(METHODS_BY_NAME)})"
+        )
+    if len(set(names)) != len(names):
+        raise InputError(f"--methods names a method twice: {','.join(names)}")
+    if OURS not in names:
+        raise InputError(f"--methods must include {OURS}: the ratios are its figures")
+    if baseline == OURS or baseline not in names:
+        raise InputError(
+            f"--baseline {baseline} must be one of --methods ({','.join(names)}) other than {OURS}"
+        )
+    return tuple(METHODS_BY_NAME[name] for name in names)
