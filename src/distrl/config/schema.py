@@ -467,7 +467,19 @@ class TrainConfig(ConfigSection):
         default=8, ge=1, le=4096, description="Devices in all (split over the workers)."
     )
     minutes: float = Field(
-        default=20.0, gt=0, le=10_080.0, description="Wall-clock budget of the run."
+        default=20.0,
+        gt=0,
+        le=10_080.0,
+        description="Wall-clock budget of the training phase alone: it starts after the warm "
+        "start and does not count the final evaluation (see total_minutes).",
+    )
+    total_minutes: float | None = Field(
+        default=None,
+        gt=0,
+        le=10_080.0,
+        description="Wall-clock budget of the whole command (warm start, training and final "
+        "evaluation, of this session when resumed): training stops early enough to leave the "
+        "final evaluation the time the last one took (None: only `minutes` bounds training).",
     )
     max_updates: int | None = Field(
         default=None,
@@ -773,6 +785,35 @@ class PolicyConfig(ConfigSection):
         return self
 
 
+class LogConfig(ConfigSection):
+    """What a run reports while it runs: progress lines and experiment trackers.
+
+    TensorBoard logs are always written (``RUN_DIR/tensorboard``); Weights & Biases receives the
+    same scalars when switched on (needs the ``wandb`` extra: ``pip install 'distrl[wandb]'``).
+    """
+
+    progress_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=86_400.0,
+        description="When stderr is not a terminal (a log file, CI), `distrl train` logs a "
+        "progress line per phase (warm start, collection, evaluation, checkpoint) and at least "
+        "this often.",
+    )
+    wandb: bool = Field(
+        default=False, description="Send the TensorBoard scalars to Weights & Biases too."
+    )
+    wandb_project: str = Field(default="distrl", description="W&B project of the run.")
+    wandb_entity: str | None = Field(
+        default=None, description="W&B entity (user or team); None: the account's default."
+    )
+    wandb_mode: Literal["online", "offline"] = Field(
+        default="online",
+        description="online: stream to the W&B server; offline: write under RUN_DIR for a later "
+        "`wandb sync`.",
+    )
+
+
 class RunConfig(ConfigSection):
     """Everything one run needs; :func:`distrl.config.load_config` builds it from a preset."""
 
@@ -803,6 +844,9 @@ class RunConfig(ConfigSection):
     )
     policy: PolicyConfig = Field(
         default_factory=PolicyConfig, description="The policy a run trains (small or vlm)."
+    )
+    log: LogConfig = Field(
+        default_factory=LogConfig, description="Progress lines and experiment trackers."
     )
 
     @field_validator("run_name")

@@ -20,17 +20,19 @@ makes exactly that many updates.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
-from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks
+from distrl.logs.scalars import open_scalar_log
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_policy
 from distrl.runtime.drops import DropLog
@@ -48,6 +50,8 @@ from distrl.runtime.warm_start import load_demonstrations, resumed_demonstration
 from distrl.store import TrajectoryStore
 
 Progress = Callable[[float, dict[str, float]], None]
+
+log = logging.getLogger(__name__)
 
 
 class Parts(Protocol):
@@ -141,6 +145,7 @@ def train_with(
     else freshly collected ones (``train.warm_start_episodes``; 0: none); ``start_weights`` is
     a policy already warm-started (a benchmark clones once and starts every method from it);
     ``evaluate=False`` skips the test-split curve."""
+    command_started = time.monotonic()  # train.total_minutes counts from here
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")
@@ -152,13 +157,17 @@ def train_with(
     elif start_weights is not None:
         policy.load_state_dict(start_weights)
     elif demonstrations or cfg.train.warm_start_episodes > 0:
+        count = len(demonstrations) if demonstrations else cfg.train.warm_start_episodes
+        log.info("warm start: cloning %d demonstrations (%d steps)", count, cfg.train.bc_steps)
         demonstrations = warm_start(policy, cfg, load_tasks(cfg, "train"), run_dir, demonstrations)
+        log.info("warm start done in %.0f s", time.monotonic() - command_started)
     kept = demonstrations if cfg.train.demo_fraction > 0 and demonstrations else []
     parts = place(RunSetup(cfg, run_dir, policy, state, kept))
     eval_devices = EvaluationDevices(cfg, reads_screenshots(policy))
     try:
         run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)
         run.evaluating = evaluate
+        run.command_started = command_started
         if state is not None:
             run.resume_from(state)
         return run.run()
@@ -188,6 +197,8 @@ class TrainingRun:
         #: How many times this run was resumed (its workers' seed branch on the seed tree).
         self.resumes = 0
         self.evaluating = True
+        #: When the command started (``train.total_minutes`` counts from there).
+        self.command_started: float | None = None
 
     def resume_from(self, state: dict[str, Any]) -> None:
         """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
@@ -200,10 +211,18 @@ class TrainingRun:
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
         cfg, parts = self.cfg, self.parts
-        self.writer = SummaryWriter(str(self.result.run_dir / "tensorboard"))
+        self.writer = open_scalar_log(cfg, self.result.run_dir)
         last_eval = self.result.curve[-1]["minutes"] if self.result.curve else None
-        self.clock = RunClock(cfg, self.elapsed_before, last_eval)
+        self.clock = RunClock(cfg, self.elapsed_before, last_eval, self.command_started)
         self.updates = parts.updates()
+        log.info(
+            "collection: %s on %d devices, %s runtime, run folder %s",
+            cfg.train.algo,
+            cfg.train.devices,
+            cfg.train.runtime,
+            self.result.run_dir,
+        )
+        next_report = time.monotonic() + cfg.log.progress_seconds
         parts.start()
         while True:
             if self.clock.eval_due():
@@ -218,6 +237,9 @@ class TrainingRun:
             self._log(metrics)
             if self.on_progress is not None:
                 self.on_progress(self.clock.fraction, metrics)
+            if time.monotonic() >= next_report:
+                self._report(metrics)
+                next_report = time.monotonic() + cfg.log.progress_seconds
             if self.clock.checkpoint_due():
                 self._checkpoint()
         parts.stop()
@@ -241,6 +263,7 @@ class TrainingRun:
     def _evaluate(self) -> None:
         if not self.evaluating:
             return
+        started = time.monotonic()
         weights, version, updates = self.parts.learner_weights()
         self.policy.load_state_dict(weights)
         self.policy.version = version
@@ -253,6 +276,28 @@ class TrainingRun:
             self.result,
             self.writer,
             self.eval_devices,
+        )
+        self.clock.reserve = time.monotonic() - started  # what the final evaluation will take
+        point = self.result.curve[-1]
+        log.info(
+            "evaluation at %.1f min, update %d: test success %.3f greedy, %.3f sampled (%.0f s)",
+            point["minutes"],
+            updates,
+            point["success"],
+            point["sampled_success"],
+            self.clock.reserve,
+        )
+
+    def _report(self, metrics: dict[str, float]) -> None:
+        """One progress line: budget spent, updates, episodes, the learner's loss."""
+        loss = f"loss {metrics['loss']:.3f}" if "loss" in metrics else "filling the replay"
+        log.info(
+            "training %.0f%% (%.1f min): %d updates, %d episodes, %s",
+            100 * min(self.clock.fraction, 1.0),
+            self.clock.elapsed / 60,
+            self.updates,
+            self.result.episodes,
+            loss,
         )
 
     def _log(self, metrics: dict[str, float]) -> None:
@@ -285,6 +330,7 @@ class TrainingRun:
             "torch_rng": torch.get_rng_state(),
         }
         save_checkpoint(self.result.run_dir, state, self.policy)
+        log.info("checkpoint: update %d, %d episodes", self.updates, self.result.episodes)
 
     def _accounting(self) -> dict[str, int]:
         """What the replay counted against what is on disk (exactly once: equal, no id twice)."""
