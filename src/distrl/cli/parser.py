@@ -17,7 +17,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from distrl import __version__
+import distrl
 from distrl.config.loader import config_fields
 from distrl.errors import InputError
 
@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="distrl: asynchronous distributed online RL for device-control agents.\n"
         + DEFAULTS_NOTE,
     )
-    parser.add_argument("--version", action="version", version=f"distrl {__version__}")
+    parser.add_argument("--version", action="version", version=f"distrl {distrl.__version__}")
     commands = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
     )
