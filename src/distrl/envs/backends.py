@@ -68,9 +68,7 @@ class MiniWoBBackend:
     def make_device(
         self, cfg: RunConfig, *, slot: int, seed: int, models_latency: bool, screenshots: bool
     ) -> DeviceEnv:
-        from distrl.extras import require
-
-        require("miniwob", "miniwob", "env.backend=miniwob")
+        _require_miniwob()
         from distrl.envs.miniwob.env import MiniWoBEnv
 
         miniwob = cfg.env.miniwob
@@ -79,12 +77,20 @@ class MiniWoBBackend:
         return MiniWoBEnv(miniwob, seed=seed, device_id=f"miniwob-{slot}")
 
     def tasks(self, cfg: RunConfig, split: str) -> list[Task]:
+        _require_miniwob()
         from distrl.envs.miniwob.tasks import miniwob_tasks
 
         return miniwob_tasks(cfg.env.miniwob, split)
 
     def label(self, cfg: RunConfig) -> str:
         return "miniwob:" + ",".join(cfg.env.miniwob.tasks)
+
+
+def _require_miniwob() -> None:
+    from distrl.extras import require
+
+    for module in ("miniwob", "selenium"):
+        require(module, "miniwob", "env.backend=miniwob")
 
 
 class AndroidBackend:
