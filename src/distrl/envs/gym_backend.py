@@ -26,7 +26,7 @@ from distrl.config.schema import RunConfig
 from distrl.core.action import VALID_ACTION_TYPES, Action, format_action
 from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.core.task import Task
-from distrl.envs.protocol import DeviceEnv, episode_end, step_info
+from distrl.envs.protocol import STEP_INFO_KEYS, DeviceEnv, episode_end, step_info
 from distrl.errors import InputError
 
 #: The test split's seeds start here (the train split's at 0).
@@ -99,7 +99,7 @@ class GymDevice:
         success = bool(info.get("success", terminated and float(reward) > 0))
         done, horizon_cut = episode_end(success, action.is_status, self.steps, self.task.horizon)
         done = done or terminated or truncated
-        extra = {k: v for k, v in info.items() if k not in _STEP_INFO_KEYS and k != "elements"}
+        extra = {k: v for k, v in info.items() if k not in STEP_INFO_KEYS and k != "elements"}
         return (
             self._observation(observation, info),
             float(reward),
@@ -130,17 +130,6 @@ class GymDevice:
 
     def close(self) -> None:
         self.env.close()
-
-
-_STEP_INFO_KEYS = {
-    "event",
-    "success",
-    "truncated",
-    "steps",
-    "invalid",
-    "invalid_reason",
-    "device_seconds",
-}
 
 
 def _action_mode(space: Any, wanted: str, env_id: str) -> str:
