@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up distrl in ./.venv: PyTorch (CUDA build with an NVIDIA GPU, else the small CPU build),
-# then the package (editable) with its test tools.
+# then the package (editable) with every extra ([all]: Ray, Android, MiniWoB++, VLM, judge, W&B)
+# and its test tools. A lighter install: pip install -e . (PhoneSim, small policy, serial runtime).
 # Usage: bash scripts/setup.sh            (python3 >= 3.10 on PATH, or set PYTHON=...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,6 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
     pip_install "torch==2.13.0"
   fi
 fi
-pip_install -e ".[test]"
+pip_install -e ".[all,test]"  # every extra: the README's commands and CI use them all
 .venv/bin/distrl --help >/dev/null
 echo "distrl is set up in .venv: try  .venv/bin/distrl play --suite general --episodes 50"

@@ -14,9 +14,12 @@ set separately, by ``DISTRL_HYPOTHESIS_EXAMPLES`` (see ``tests/core/test_action.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+import distrl
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, database=None, print_blob=True)
@@ -35,3 +38,11 @@ def chromium() -> None:
     if os.environ.get("DISTRL_CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+@pytest.fixture
+def child_env() -> dict[str, str]:
+    """The environment of a child ``python -m distrl.cli.main``: this checkout's sources first
+    on its path (the venv may hold another checkout installed editable)."""
+    src = str(Path(distrl.__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}

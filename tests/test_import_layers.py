@@ -3,10 +3,11 @@
 The layers, lowest first (a package may import from packages of *lower* layers only; packages on
 one layer do not import each other):
 
-0. ``errors``, ``text_raster``: leaves with no distrl imports.
+0. ``errors``, ``text_raster``: leaves with no distrl imports; then ``plugins`` (extension-point
+   names, which the schema checks) and ``extras`` (optional dependencies by name).
 1. ``core`` (actions, observations, tasks, trajectories, faults, seeds), ``config`` (the schema).
 2. ``replay`` (buffers and samplers), ``store`` (the Parquet store), ``evaluators`` (success
-   judges), ``agents`` (scripted agents).
+   judges), ``agents`` (scripted agents), ``logs`` (progress lines, scalar trackers).
 3. ``envs`` (device backends; a backend may ask a judge), ``policies``.
 4. ``algos`` (losses over policies and replay windows), ``fakeadb`` (a fake adb server built on
    PhoneSim).
@@ -26,9 +27,12 @@ from pathlib import Path
 
 import distrl
 
-LAYERS: dict[str, int] = {
+LAYERS: dict[str, float] = {
     "errors": 0,
     "text_raster": 0,
+    "plugins": 0.5,
+    "extras": 0.5,
+    "logs": 2,
     "torch_files": 1,
     "core": 1,
     "config": 1,
@@ -90,7 +94,7 @@ def _graph() -> tuple[dict[str, list[tuple[str, int, bool]]], set[str]]:
     return modules, set(modules)
 
 
-def _layer(module: str) -> tuple[str, int] | None:
+def _layer(module: str) -> tuple[str, float] | None:
     parts = module.split(".")
     if len(parts) < 2:
         return None  # the package root itself

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from distrl.config.schema import PhoneSimConfig
+from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.envs.task_file import MAX_HORIZON, TaskFileError, load_task_file
 
@@ -159,3 +161,54 @@ def test_unreadable_files(tmp_path: Path) -> None:
         load_task_file(binary)
     with pytest.raises(TaskFileError, match="cannot be read"):
         load_task_file(tmp_path / "missing.jsonl")
+
+
+# -- the documented format -----------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_committed_json_schema_is_current() -> None:
+    from distrl.envs.task_file import render_schema
+
+    assert (DOCS / "task-file.schema.json").read_text(encoding="utf-8") == render_schema(), (
+        "docs/task-file.schema.json is out of date: run `python -m distrl.envs.task_file`"
+    )
+
+
+def test_documented_examples_load_and_match_the_schema(tmp_path: Path) -> None:
+    lines = [
+        line
+        for line in (DOCS / "task-file.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith('{"task_id"')
+    ]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    tasks = load_task_file(path)
+    assert len(tasks) == len(lines) >= 2
+    jsonschema = pytest.importorskip("jsonschema")
+    from distrl.envs.task_file import task_file_schema
+
+    schema = task_file_schema()
+    for line in lines:
+        record = json.loads(line)
+        jsonschema.validate(record, schema)
+        spec_schema = {"$defs": schema["$defs"], "$ref": "#/$defs/PhoneSimSpec"}
+        jsonschema.validate(record["spec"], spec_schema)
+
+
+def test_a_template_words_the_instruction_when_it_is_left_out(tmp_path: Path) -> None:
+    params = {"hour": 6, "minute": 45, "time": "6:45 AM"}
+    line = {"task_id": "a", "suite": "general", "spec": {"template": "set_alarm", "params": params}}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "task_id": "b"}), "utf-8")
+    first, second = load_task_file(path)
+    assert "6:45" in first.instruction and "6:45" in second.instruction
+    assert load_task_file(path)[0].instruction == first.instruction  # the same every read
+    env = PhoneSimEnv(PhoneSimConfig(), seed=0)
+    observation = env.reset(first)
+    assert observation.instruction == first.instruction
+    android = {**line, "backend": "android", "spec": {}}
+    path.write_text(json.dumps(android), "utf-8")
+    with pytest.raises(TaskFileError, match="missing or empty 'instruction'"):
+        load_task_file(path)

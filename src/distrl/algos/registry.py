@@ -22,6 +22,7 @@ from distrl.algos.rewards import RewardShaping
 from distrl.algos.step_window import StepWindow
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
+from distrl.errors import InputError
 from distrl.policies.base import Policy
 from distrl.replay.samplers import PrioritizedSampler, Sampler, UniformSampler
 
@@ -42,6 +43,8 @@ def _successful(trajectory: Trajectory) -> bool:
 
 @dataclass(frozen=True)
 class Algorithm:
+    """What the learner and replay need of an algorithm (a plug-in ``train.algo`` returns one)."""
+
     name: str
     loss_fn: LossFn
     #: The replay's sampler for a capacity: by priority (A-RIDE's DPER) or uniform.
@@ -74,18 +77,37 @@ def _prioritized_sampler(cfg: RunConfig) -> Callable[[int], Sampler]:
     )
 
 
+def _shaping(cfg: RunConfig) -> RewardShaping:
+    return RewardShaping(cfg.aride.step_cost, cfg.aride.invalid_penalty, cfg.aride.repeat_penalty)
+
+
+def aride(cfg: RunConfig) -> Algorithm:
+    """A-RIDE: Retrace critic, advantage policy update, sampled by priority (DPER) unless
+    ``aride.prioritized`` is off."""
+    sampler = _prioritized_sampler(cfg) if cfg.aride.prioritized else UniformSampler
+    return Algorithm("aride", aride_loss_fn(cfg.aride), sampler, _any_trajectory, _shaping(cfg))
+
+
+def digirl(cfg: RunConfig) -> Algorithm:
+    """The DigiRL baseline: MC critics, curriculum, AWR filter; uniform replay."""
+    loss = digirl_loss_fn(cfg.digirl)
+    return Algorithm("digirl", loss, UniformSampler, _any_trajectory, _shaping(cfg))
+
+
+def filtered_bc(cfg: RunConfig) -> Algorithm:
+    """Filtered behaviour cloning: successful trajectories only, uniform replay."""
+    return Algorithm("fbc", filtered_bc_loss_fn(), UniformSampler, _successful, _shaping(cfg))
+
+
 def build_algorithm(cfg: RunConfig) -> Algorithm:
-    """The algorithm ``cfg.train.algo`` names, with its constants from ``cfg``."""
-    shaping = RewardShaping(
-        cfg.aride.step_cost, cfg.aride.invalid_penalty, cfg.aride.repeat_penalty
-    )
-    name = cfg.train.algo
-    if name == "aride":
-        sampler = _prioritized_sampler(cfg) if cfg.aride.prioritized else UniformSampler
-        return Algorithm(name, aride_loss_fn(cfg.aride), sampler, _any_trajectory, shaping)
-    if name == "digirl":
-        loss = digirl_loss_fn(cfg.digirl)
-        return Algorithm(name, loss, UniformSampler, _any_trajectory, shaping)
-    if name == "fbc":
-        return Algorithm(name, filtered_bc_loss_fn(), UniformSampler, _successful, shaping)
-    raise ValueError(f"unknown algorithm {name!r}")  # the config's Literal makes this unreachable
+    """The algorithm ``cfg.train.algo`` names (:data:`distrl.plugins.ALGORITHMS`: a built-in,
+    or a plug-in callable taking the config and returning an :class:`Algorithm`)."""
+    from distrl.plugins import ALGORITHMS
+
+    algorithm = ALGORITHMS.resolve(cfg.train.algo)(cfg)
+    if not isinstance(algorithm, Algorithm):
+        raise InputError(
+            f"train.algo={cfg.train.algo}: returned {type(algorithm).__name__}, not a "
+            "distrl.algos.registry.Algorithm"
+        )
+    return algorithm

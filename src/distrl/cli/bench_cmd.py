@@ -15,9 +15,12 @@ from distrl.cli.progress import progress_bar
 from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.errors import InputError
+from distrl.extras import require
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
+    if args.bench_command not in ("env", "report"):  # the others run Ray (runtime, actors)
+        require("ray", "ray", f"distrl bench {args.bench_command}")
     if args.bench_command == "train":  # its setting sits under the user's overrides
         return _train(args, overrides)
     if args.bench_command == "report":

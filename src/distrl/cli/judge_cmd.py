@@ -32,7 +32,7 @@ from distrl.core.trajectory import Trajectory
 from distrl.errors import InputError
 from distrl.evaluators.fake_endpoint import FakeChatEndpoint, ReceivedRequest
 from distrl.evaluators.judge_eval import judge_eval
-from distrl.evaluators.vlm import JudgeUnavailable, VLMJudge
+from distrl.extras import require
 from distrl.store import TrajectoryStore
 from distrl.store.parquet_store import StoreError
 
@@ -83,6 +83,9 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     trajectories = _load_trajectories(args.run_dir, getattr(args, "judge_episodes", None))
     as_json = bool(getattr(args, "json", False))
     vlm = cfg.evaluator.vlm
+    require("openai", "judge", "distrl judge-eval")
+    from distrl.evaluators.vlm import JudgeUnavailable, VLMJudge
+
     judge = VLMJudge(vlm)
     err = Console(stderr=True)
     try:

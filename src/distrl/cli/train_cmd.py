@@ -17,6 +17,7 @@ from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.envs.task_sets import suite_label
 from distrl.errors import InputError
+from distrl.extras import require
 from distrl.runtime.drops import DropLog, check_some_completed
 from distrl.runtime.run_dir import check_writable
 from distrl.runtime.run_log import CHECKPOINT
@@ -39,7 +40,10 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         cfg = load_config(resume / "config.yaml", overrides)
     else:
         cfg = load_config(args.preset, overrides)
+    if cfg.log.wandb:
+        require("wandb", "wandb", "log.wandb=true")  # before the run folder and warm start
     if cfg.train.runtime == "ray":
+        require("ray", "ray", "--runtime ray")
         from distrl.runtime.distributed.session import check_config
 
         check_config(cfg)  # before the progress bar and the warm start

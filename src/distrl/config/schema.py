@@ -19,9 +19,11 @@ False
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from distrl.plugins import ALGORITHMS, ENV_BACKENDS, JUDGES, POLICIES, PluginKind
 
 #: Longest string any config value may be (paths, URLs, names).
 MAX_TEXT_CHARS = 4096
@@ -76,6 +78,18 @@ class ConfigSection(BaseModel):
             if is_section and name in cleaned and cleaned[name] is None:
                 del cleaned[name]
         return cleaned
+
+
+def _plugin_name(kind: PluginKind) -> Any:
+    """A name field of an extension point: a built-in name, ``module:attribute`` or an entry
+    point (:mod:`distrl.plugins`; a module:attribute is imported when used, not here)."""
+    return Annotated[str, AfterValidator(kind.check)]
+
+
+BackendName = _plugin_name(ENV_BACKENDS)
+PolicyName = _plugin_name(POLICIES)
+AlgorithmName = _plugin_name(ALGORITHMS)
+JudgeName = _plugin_name(JUDGES)
 
 
 def _probability(default: float, description: str) -> Any:
@@ -306,12 +320,35 @@ class MiniWoBConfig(ConfigSection):
     height: int = Field(default=210, ge=210, le=2000, description="Task area height in CSS pixels.")
 
 
+class GymEnvConfig(ConfigSection):
+    """Any gymnasium env as devices (``env.backend=gym:ENV_ID``, e.g. gym:distrl/PhoneSim-v0)."""
+
+    action: Literal["auto", "text", "dict"] = Field(
+        default="auto",
+        description="How actions are sent: text (the canonical action string, for a Text action "
+        "space), dict (distrl's Dict action space) or auto (from the env's action space).",
+    )
+    tasks: int = Field(
+        default=100,
+        ge=1,
+        le=1_000_000,
+        description="Tasks per split; task i resets the env with its own seed (the test split's "
+        "seeds lie apart from the train split's).",
+    )
+    horizon: int = Field(
+        default=20, ge=1, le=1000, description="Steps before an episode is truncated."
+    )
+
+
 class EnvConfig(ConfigSection):
     """Which device backend runs which tasks."""
 
-    backend: Literal["phonesim", "android", "miniwob"] = Field(
+    backend: BackendName = Field(
         default="phonesim",
-        description="Device backend: the embedded PhoneSim, Android over adb, or MiniWoB++.",
+        max_length=1000,
+        description="Device backend: phonesim (built in), android (adb), miniwob (MiniWoB++), "
+        "gym:ENV_ID (any registered gymnasium env), or a plug-in: module:attribute or an entry "
+        "point of group distrl.envs (docs/guide.md#plug-ins).",
     )
     suite: Literal["general", "webshop"] = Field(
         default="general", description="Task suite: AitW-style 'general' or 'webshop'."
@@ -328,6 +365,9 @@ class EnvConfig(ConfigSection):
     )
     miniwob: MiniWoBConfig = Field(
         default_factory=MiniWoBConfig, description="MiniWoB++ backend settings."
+    )
+    gym: GymEnvConfig = Field(
+        default_factory=GymEnvConfig, description="gymnasium backend settings (gym:ENV_ID)."
     )
 
 
@@ -486,9 +526,11 @@ class DigiRLConfig(ConfigSection):
 class TrainConfig(ConfigSection):
     """Online training (``distrl train``): devices, budget, learner and evaluation settings."""
 
-    algo: Literal["aride", "digirl", "fbc"] = Field(
+    algo: AlgorithmName = Field(
         default="aride",
-        description="aride (ours), digirl (DigiRL baseline) or fbc (filtered behaviour cloning).",
+        max_length=1000,
+        description="aride (ours), digirl (DigiRL baseline), fbc (filtered behaviour cloning), "
+        "or a plug-in: module:attribute or an entry point of group distrl.algos.",
     )
     runtime: Literal["serial", "ray"] = Field(
         default="serial",
@@ -505,7 +547,19 @@ class TrainConfig(ConfigSection):
         default=8, ge=1, le=4096, description="Devices in all (split over the workers)."
     )
     minutes: float = Field(
-        default=20.0, gt=0, le=10_080.0, description="Wall-clock budget of the run."
+        default=20.0,
+        gt=0,
+        le=10_080.0,
+        description="Wall-clock budget of the training phase alone: it starts after the warm "
+        "start and does not count the final evaluation (see total_minutes).",
+    )
+    total_minutes: float | None = Field(
+        default=None,
+        gt=0,
+        le=10_080.0,
+        description="Wall-clock budget of the whole command (warm start, training and final "
+        "evaluation, of this session when resumed): training stops early enough to leave the "
+        "final evaluation the time the last one took (None: only `minutes` bounds training).",
     )
     max_updates: int | None = Field(
         default=None,
@@ -704,9 +758,11 @@ class VLMJudgeConfig(ConfigSection):
 class EvaluatorConfig(ConfigSection):
     """How episodes are judged: from device state (PhoneSim, MiniWoB++) or by a VLM."""
 
-    kind: Literal["state", "vlm"] = Field(
+    kind: JudgeName = Field(
         default="state",
-        description="state: the backend's own success check; vlm: the VLM judge below.",
+        max_length=1000,
+        description="state: the backend's own success check; vlm: the VLM judge below; or a "
+        "plug-in judge: module:attribute or an entry point of group distrl.judges.",
     )
     vlm: VLMJudgeConfig = Field(default_factory=VLMJudgeConfig, description="VLM judge settings.")
 
@@ -799,10 +855,12 @@ class VLMPolicyConfig(ConfigSection):
 class PolicyConfig(ConfigSection):
     """Which policy a run trains: the small CPU policy or a vision-language model."""
 
-    kind: Literal["small", "vlm"] = Field(
+    kind: PolicyName = Field(
         default="small",
+        max_length=1000,
         description="small: the pointer network over the element list; vlm: a transformers "
-        "vision-language model emitting AitW action text (see policy.vlm).",
+        "vision-language model emitting AitW action text (see policy.vlm); or a plug-in: "
+        "module:attribute or an entry point of group distrl.policies.",
     )
     vlm: VLMPolicyConfig = Field(
         default_factory=VLMPolicyConfig, description="The VLM policy's settings."
@@ -816,6 +874,35 @@ class PolicyConfig(ConfigSection):
                 "policy.vlm.path=FOLDER (e.g. `distrl train --policy vlm --vlm tiny`)"
             )
         return self
+
+
+class LogConfig(ConfigSection):
+    """What a run reports while it runs: progress lines and experiment trackers.
+
+    TensorBoard logs are always written (``RUN_DIR/tensorboard``); Weights & Biases receives the
+    same scalars when switched on (needs the ``wandb`` extra: ``pip install 'distrl[wandb]'``).
+    """
+
+    progress_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=86_400.0,
+        description="When stderr is not a terminal (a log file, CI), `distrl train` logs a "
+        "progress line per phase (warm start, collection, evaluation, checkpoint) and at least "
+        "this often.",
+    )
+    wandb: bool = Field(
+        default=False, description="Send the TensorBoard scalars to Weights & Biases too."
+    )
+    wandb_project: str = Field(default="distrl", description="W&B project of the run.")
+    wandb_entity: str | None = Field(
+        default=None, description="W&B entity (user or team); None: the account's default."
+    )
+    wandb_mode: Literal["online", "offline"] = Field(
+        default="online",
+        description="online: stream to the W&B server; offline: write under RUN_DIR for a later "
+        "`wandb sync`.",
+    )
 
 
 class RunConfig(ConfigSection):
@@ -848,6 +935,9 @@ class RunConfig(ConfigSection):
     )
     policy: PolicyConfig = Field(
         default_factory=PolicyConfig, description="The policy a run trains (small or vlm)."
+    )
+    log: LogConfig = Field(
+        default_factory=LogConfig, description="Progress lines and experiment trackers."
     )
 
     @field_validator("run_name")

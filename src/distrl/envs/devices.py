@@ -15,8 +15,9 @@ device they need: the purpose decides.
   in-flight episodes and warm-start demonstrations once held by the gigabyte.
 
 Every device is seeded from the run's seed tree (:mod:`distrl.core.seeds`) by purpose, slot and
-incarnation. Backends with heavy dependencies (a browser, an adb server) are imported only when
-chosen.
+incarnation. The backend is whatever ``env.backend`` names (:mod:`distrl.envs.backends`: built-in,
+``gym:ENV_ID`` or a plug-in); backends with heavy dependencies (a browser, an adb server) are
+imported only when chosen.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from enum import Enum
 
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
-from distrl.envs.emulator_pool import android_serials, emulator_pool
+from distrl.envs.backends import backend_of
+from distrl.envs.judged import JudgedDevice
 from distrl.envs.protocol import DeviceEnv
-from distrl.errors import InputError
 from distrl.evaluators.factory import build_judge
 
 #: Slots of evaluation devices start here for simulated backends (apart from training's).
@@ -51,12 +52,12 @@ class Purpose(Enum):
 def device_slot(cfg: RunConfig, purpose: Purpose, index: int) -> int:
     """The device slot of the ``index``-th device for ``purpose``.
 
-    Simulated devices are free, so evaluation gets fresh ones on slots of their own. Android
-    devices are real and few, and a training episode may be in flight on each training device,
+    Simulated devices are free, so evaluation gets fresh ones on slots of their own. Real
+    devices (Android) are few, and a training episode may be in flight on each training device,
     so evaluation takes the devices after the training ones (``train.devices + i``)."""
     if purpose is not Purpose.EVALUATE:
         return index
-    if cfg.env.backend != "android":
+    if not getattr(backend_of(cfg), "real_devices", False):
         return EVAL_SLOT_OFFSET + index
     return cfg.train.devices + index
 
@@ -72,46 +73,20 @@ def make_device(
 ) -> DeviceEnv:
     """The ``index``-th device for ``purpose`` of the configured backend; ``incarnation`` counts
     rebuilds of the same device and ``lineage`` names the life of the process that builds it (a
-    Ray worker's run session and restart): each gets a fresh seed."""
+    Ray worker's run session and restart): each gets a fresh seed.
+
+    With a judge configured (``evaluator.kind`` other than ``state``) on a backend that does not
+    apply it itself, the device is wrapped in a :class:`~distrl.envs.judged.JudgedDevice`
+    (and takes screenshots: a judge looks at the screen)."""
     slot = device_slot(cfg, purpose, index)
     seed = derive_seed(cfg.seed, Stream.DEVICE, purpose.value, slot, incarnation, *lineage)
-    backend = cfg.env.backend
-    if backend == "phonesim":
-        from distrl.envs.phonesim.env import PhoneSimEnv
-
-        phonesim = cfg.env.phonesim
-        if phonesim.latency.enabled and not purpose.models_latency:
-            latency = phonesim.latency.model_copy(update={"enabled": False})
-            phonesim = phonesim.model_copy(update={"latency": latency})
-        if phonesim.screenshots and not screenshots:
-            phonesim = phonesim.model_copy(update={"screenshots": False})
-        return PhoneSimEnv(phonesim, seed=seed, device_id=f"phonesim-{slot}")
-    if backend == "miniwob":
-        from distrl.envs.miniwob.env import MiniWoBEnv
-
-        miniwob = cfg.env.miniwob
-        if miniwob.screenshots and not screenshots:
-            miniwob = miniwob.model_copy(update={"screenshots": False})
-        return MiniWoBEnv(miniwob, seed=seed, device_id=f"miniwob-{slot}")
-    if backend == "android":
-        return _android_device(cfg, slot)
-    raise InputError(f"env.backend={backend!r} is not a known backend")
-
-
-def _android_device(cfg: RunConfig, slot: int) -> DeviceEnv:
-    from distrl.envs.android.env import AndroidEnv
-
-    pool = emulator_pool(cfg)
-    if pool is not None and slot < len(pool.serials) and not pool.healthy(slot):
-        # A device is rebuilt after it crashed or hung: bring its emulator back first.
-        pool.restart(slot)
-    serials = android_serials(cfg)
-    if slot >= len(serials):
-        raise InputError(
-            f"env.backend=android: device slot {slot} needs {slot + 1} devices but the adb server "
-            f"at {cfg.env.android.adb_host}:{cfg.env.android.adb_port} offers {len(serials)} "
-            f"({', '.join(serials) or 'none'}); lower train.devices or start more devices"
-        )
-    return AndroidEnv(
-        cfg.env.android, serials[slot], judge=build_judge(cfg), device_id=serials[slot]
+    backend = backend_of(cfg)
+    judge = None if getattr(backend, "judges_itself", False) else build_judge(cfg)
+    device = backend.make_device(
+        cfg,
+        slot=slot,
+        seed=seed,
+        models_latency=purpose.models_latency,
+        screenshots=screenshots or judge is not None,
     )
+    return device if judge is None else JudgedDevice(device, judge)

@@ -32,6 +32,12 @@ def episode_end(success: bool, declared: bool, steps: int, horizon: int) -> tupl
     return success or declared or truncated, truncated
 
 
+#: The keys :func:`step_info` always writes (a backend's own figures come beside them).
+STEP_INFO_KEYS = frozenset(
+    ("event", "success", "truncated", "steps", "invalid", "invalid_reason", "device_seconds")
+)
+
+
 def step_info(
     *,
     event: str,

@@ -7,6 +7,11 @@ task runs: field names and types (no coercion: ``true`` is not a number), ranges
 split names, the backend's own ``spec`` (a PhoneSim template and exactly its parameters, or a
 MiniWoB++ task and seed range), and task ids unique in the file. Every problem is one
 :class:`TaskFileError` line naming the file, the line and the field.
+
+A PhoneSim task is composed from a template and its parameters (``spec``); its ``instruction``
+may be left out, and the template then words it from the parameters. The format is documented
+in docs/task-file.md, with a JSON schema (``docs/task-file.schema.json``, rendered by
+:func:`task_file_schema`; ``python -m distrl.envs.task_file`` rewrites it).
 """
 
 from __future__ import annotations
@@ -54,13 +59,38 @@ class TaskRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    task_id: str = Field(min_length=1, max_length=MAX_TASK_ID_CHARS)
-    instruction: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
-    suite: str = Field(min_length=1, max_length=100)
-    split: Literal["train", "test"] = "train"
-    backend: Literal["phonesim", "android", "miniwob"] = "phonesim"
-    spec: dict[str, Any] = Field(default_factory=dict)
-    horizon: int | None = Field(default=None, ge=1, le=MAX_HORIZON)
+    task_id: str = Field(
+        min_length=1, max_length=MAX_TASK_ID_CHARS, description="Unique within the file."
+    )
+    instruction: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_INSTRUCTION_CHARS,
+        description="What the user asks. PhoneSim tasks with a spec.template may leave it out: "
+        "the template then words it from spec.params.",
+    )
+    suite: str = Field(
+        min_length=1,
+        max_length=100,
+        description="phonesim and android: general or webshop (sets the default horizon); "
+        "miniwob: miniwob.",
+    )
+    split: Literal["train", "test"] = Field(default="train", description="The task's split.")
+    backend: Literal["phonesim", "android", "miniwob"] = Field(
+        default="phonesim", description="The backend the task is for."
+    )
+    spec: dict[str, Any] = Field(
+        default_factory=dict,
+        description="phonesim: {template, params} (see `distrl tasks templates`); miniwob: "
+        "{task, seeds?, seed?, data_mode?}; android: none (instruction-only, judged by a VLM).",
+    )
+    horizon: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_HORIZON,
+        description="Steps before the episode is cut; default: the suite's (general 10, "
+        "webshop 20; 10 otherwise).",
+    )
 
 
 def load_task_file(path: str | Path) -> list[Task]:
@@ -115,17 +145,34 @@ def _parse_line(line: str, where: str) -> Task:
             f"{where}: 'suite' = {record.suite!r} is unknown for backend {record.backend!r} "
             f"(allowed: {', '.join(allowed_suites)})"
         )
+    if record.instruction is None and not (record.backend == "phonesim" and record.spec):
+        raise TaskFileError(
+            f"{where}: missing or empty 'instruction' (a string; a PhoneSim task with a "
+            "spec.template may leave it out)"
+        )
     _check_spec(record, where)
+    instruction = record.instruction
+    if instruction is None:
+        instruction = _worded_by_template(record)
     horizon = record.horizon if record.horizon is not None else _default_horizon(record.suite)
     return Task(
         task_id=record.task_id,
-        instruction=record.instruction,
+        instruction=instruction,
         suite=record.suite,
         split=record.split,
         backend=record.backend,
         spec=record.spec,
         horizon=horizon,
     )
+
+
+def _worded_by_template(record: TaskRecord) -> str:
+    """The instruction a PhoneSim template words from the task's parameters (its phrasing
+    drawn with a generator seeded by the task id, so a file always reads the same)."""
+    template = TEMPLATES[record.spec["template"]]
+    seed = int.from_bytes(record.task_id.encode("utf-8")[-8:].rjust(8, b"\0"), "little")
+    rng = np.random.default_rng(seed)
+    return template.instruction(record.spec.get("params", {}), rng, record.split)
 
 
 def _default_horizon(suite: str) -> int:
@@ -256,3 +303,48 @@ def _check_miniwob_spec(spec: Mapping[str, Any], where: str) -> None:
     mode = spec.get("data_mode")
     if mode is not None and mode not in ("train", "test"):
         raise TaskFileError(f"{where}: 'spec.data_mode' = {_show(mode)} must be train or test")
+
+
+# -- the documented format -----------------------------------------------------------------------
+
+
+def task_file_schema() -> dict[str, Any]:
+    """The JSON schema of one task-file line: :class:`TaskRecord`'s, with PhoneSim's ``spec``
+    spelled out (every template and its parameters' JSON types)."""
+    schema = TaskRecord.model_json_schema()
+    schema["title"] = "distrl task (one line of a JSONL task file)"
+    json_types = {str: "string", int: "integer", bool: "boolean", float: "number"}
+    templates = {
+        name: {
+            "type": "object",
+            "properties": {
+                "template": {"const": name},
+                "params": {
+                    "type": "object",
+                    "properties": {
+                        param: {"type": json_types.get(kind, "string")}
+                        for param, kind in template_param_types(name).items()
+                    },
+                    "required": sorted(template_param_types(name)),
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["template", "params"],
+            "additionalProperties": False,
+        }
+        for name in sorted(TEMPLATES)
+    }
+    schema["$defs"] = {"PhoneSimSpec": {"oneOf": list(templates.values())}}
+    schema["properties"]["spec"]["description"] += " PhoneSim specs: $defs/PhoneSimSpec."
+    return schema
+
+
+def render_schema() -> str:
+    return json.dumps(task_file_schema(), indent=2, sort_keys=True) + "\n"
+
+
+SCHEMA_PATH = Path("docs") / "task-file.schema.json"
+
+if __name__ == "__main__":
+    SCHEMA_PATH.write_text(render_schema(), encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")

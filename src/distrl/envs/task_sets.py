@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from distrl.config.schema import RunConfig
 from distrl.core.task import Task
+from distrl.envs.backends import backend_of
 
 
 def load_tasks(cfg: RunConfig, split: str) -> list[Task]:
     """The tasks of ``split`` for the configured backend (a task file overrides the suite)."""
-    from distrl.envs.phonesim.tasks.suites import load_suite
     from distrl.envs.task_file import load_task_file
 
     if cfg.env.task_file:
         return load_task_file(cfg.env.task_file)
-    if cfg.env.backend == "miniwob":
-        from distrl.envs.miniwob.tasks import miniwob_tasks
-
-        return miniwob_tasks(cfg.env.miniwob, split)
-    return load_suite(cfg.env.suite, split)
+    return backend_of(cfg).tasks(cfg, split)
 
 
 def task_family(task: Task) -> str:
@@ -27,10 +23,11 @@ def task_family(task: Task) -> str:
 
 
 def suite_label(cfg: RunConfig) -> str:
-    """How progress bars and tables name the tasks: the task file, the MiniWoB++ tasks, or the
-    suite."""
+    """How progress bars and tables name the tasks: the task file, the backend's own label (the
+    MiniWoB++ tasks, a gym env id), or the suite."""
     if cfg.env.task_file:
         return cfg.env.task_file
-    if cfg.env.backend == "miniwob":
-        return "miniwob:" + ",".join(cfg.env.miniwob.tasks)
-    return cfg.env.suite if cfg.env.backend == "phonesim" else f"{cfg.env.backend}:{cfg.env.suite}"
+    if cfg.env.backend == "phonesim":
+        return cfg.env.suite
+    label = getattr(backend_of(cfg), "label", None)
+    return label(cfg) if label is not None else cfg.env.backend

@@ -225,6 +225,10 @@ def load_policy(path: str | Path) -> Policy:
     data = read_checkpoint(path)
     kind = data.get("kind")
     if kind in _LAZY_POLICIES and kind not in POLICY_REGISTRY:
+        from distrl.extras import require
+
+        for module in ("transformers", "peft"):
+            require(module, "vlm", f"policy checkpoint {path} (a {kind} policy)")
         importlib.import_module(_LAZY_POLICIES[kind])  # registers the class
     if kind not in POLICY_REGISTRY:
         raise PolicyCheckpointError(

@@ -10,23 +10,29 @@ from distrl.algos.registry import beta_budget, build_algorithm
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
 from distrl.envs.phonesim.tasks.suites import suite_instructions
+from distrl.extras import require
 from distrl.policies.base import Policy
-from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.policies.builtin import make_policy
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayService
 
 
 def build_policy(cfg: RunConfig) -> Policy:
-    """The policy a run trains: ``policy.kind`` small (the CPU default) or vlm. Torch's global
-    RNG is seeded from the seed tree first, so every process that builds the policy of a run
-    (the driver, a learner replica, a worker) gets the same initial weights."""
+    """The policy a run trains: ``policy.kind`` small (the CPU default), vlm or a plug-in.
+    Torch's global RNG is seeded from the seed tree first, so every process that builds the
+    policy of a run (the driver, a learner replica, a worker) gets the same initial weights."""
     torch.manual_seed(derive_seed(cfg.seed, Stream.POLICY_INIT))
-    if cfg.policy.kind == "vlm":
-        # Imported on demand: transformers and peft load only for runs that use them.
-        from distrl.policies.vlm import VLMPolicy
+    return make_policy(cfg)  # a built-in or plug-in kind (distrl.policies.builtin)
 
-        return VLMPolicy(cfg.policy.vlm, suite_instructions())
-    return SmallPolicy(SmallPolicyConfig())
+
+def vlm_policy(cfg: RunConfig) -> Policy:
+    """``policy.kind=vlm``: a transformers vision-language model with LoRA (the ``vlm`` extra;
+    imported on demand, so transformers and peft load only for runs that use them)."""
+    for module in ("transformers", "peft"):
+        require(module, "vlm", "policy.kind=vlm")
+    from distrl.policies.vlm import VLMPolicy
+
+    return VLMPolicy(cfg.policy.vlm, suite_instructions())
 
 
 def build_learner(cfg: RunConfig, policy: Policy) -> Learner:

@@ -73,11 +73,26 @@ class TrainResult:
 
 
 class RunClock:
-    """Wall-clock budget, evaluation and checkpoint schedule; resumes where a checkpoint left."""
+    """Wall-clock budget, evaluation and checkpoint schedule; resumes where a checkpoint left.
 
-    def __init__(self, cfg: RunConfig, elapsed_before: float = 0.0, last_eval_minutes=None):
+    Two budgets: ``train.minutes`` bounds the training phase (this clock's ``elapsed``, carried
+    over a resume); ``train.total_minutes`` bounds the whole command from ``command_started``
+    (warm start included), keeping back ``reserve`` seconds for the final evaluation (the
+    training loop sets it to what its last evaluation took)."""
+
+    def __init__(
+        self,
+        cfg: RunConfig,
+        elapsed_before: float = 0.0,
+        last_eval_minutes=None,
+        command_started: float | None = None,
+    ):
         self.started = time.monotonic() - elapsed_before
         self.budget = cfg.train.minutes * 60
+        total = cfg.train.total_minutes
+        self.total = None if total is None else total * 60
+        self.command_started = time.monotonic() if command_started is None else command_started
+        self.reserve = 0.0
         self.eval_every = cfg.train.eval_every_minutes * 60
         self.checkpoint_every = cfg.train.checkpoint_every_minutes * 60
         self.next_eval = 0.0 if last_eval_minutes is None else last_eval_minutes * 60
@@ -91,10 +106,15 @@ class RunClock:
 
     @property
     def fraction(self) -> float:
-        return self.elapsed / self.budget
+        """How much of the tighter budget is spent."""
+        fraction = self.elapsed / self.budget
+        if self.total is not None:
+            spent = time.monotonic() - self.command_started + self.reserve
+            fraction = max(fraction, spent / self.total)
+        return fraction
 
     def out_of_time(self) -> bool:
-        return self.elapsed >= self.budget
+        return self.fraction >= 1.0
 
     def eval_due(self) -> bool:
         if self.elapsed < self.next_eval:

@@ -21,6 +21,8 @@ makes exactly that many updates.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -28,11 +30,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import torch
-from torch.utils.tensorboard import SummaryWriter
 
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks
+from distrl.logs.scalars import open_scalar_log
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_learner, build_policy
 from distrl.runtime.diagnostics import RunDiagnostics
@@ -52,6 +54,8 @@ from distrl.runtime.warm_start import load_demonstrations, resumed_demonstration
 from distrl.store import TrajectoryStore
 
 Progress = Callable[[float, dict[str, float]], None]
+
+log = logging.getLogger(__name__)
 
 
 class Parts(Protocol):
@@ -148,6 +152,7 @@ def train_with(
     ``evaluate=False`` skips the test-split curve. ``session`` is entered once the run is set up
     and left after its parts closed (Ray's: a checkpoint that does not fit is refused before a
     cluster starts)."""
+    command_started = time.monotonic()  # train.total_minutes counts from here
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")
@@ -164,7 +169,10 @@ def train_with(
     elif start_weights is not None:
         policy.load_state_dict(start_weights)
     elif demonstrations or cfg.train.warm_start_episodes > 0:
+        count = len(demonstrations) if demonstrations else cfg.train.warm_start_episodes
+        log.info("warm start: cloning %d demonstrations (%d steps)", count, cfg.train.bc_steps)
         demonstrations = warm_start(policy, cfg, load_tasks(cfg, "train"), run_dir, demonstrations)
+        log.info("warm start done in %.0f s", time.monotonic() - command_started)
     kept = demonstrations if cfg.train.demo_fraction > 0 and demonstrations else []
     with session():
         parts = place(RunSetup(cfg, run_dir, policy, state, kept))
@@ -172,6 +180,7 @@ def train_with(
         try:
             run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)
             run.evaluating = evaluate
+            run.command_started = command_started
             if state is not None:
                 run.resume_from(state)
             return run.run()
@@ -203,6 +212,8 @@ class TrainingRun:
         self.evaluating = True
         #: The learner's health over the run (explained variance, clip, KL, staleness).
         self.diagnostics = RunDiagnostics()
+        #: When the command started (``train.total_minutes`` counts from there).
+        self.command_started: float | None = None
 
     def resume_from(self, state: dict[str, Any]) -> None:
         """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
@@ -217,10 +228,18 @@ class TrainingRun:
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
         cfg, parts = self.cfg, self.parts
-        self.writer = SummaryWriter(str(self.result.run_dir / "tensorboard"))
+        self.writer = open_scalar_log(cfg, self.result.run_dir)
         last_eval = self.result.curve[-1]["minutes"] if self.result.curve else None
-        self.clock = RunClock(cfg, self.elapsed_before, last_eval)
+        self.clock = RunClock(cfg, self.elapsed_before, last_eval, self.command_started)
         self.updates = parts.updates()
+        log.info(
+            "collection: %s on %d devices, %s runtime, run folder %s",
+            cfg.train.algo,
+            cfg.train.devices,
+            cfg.train.runtime,
+            self.result.run_dir,
+        )
+        next_report = time.monotonic() + cfg.log.progress_seconds
         parts.start()
         while True:
             if self.clock.eval_due():
@@ -236,6 +255,9 @@ class TrainingRun:
             self._log(metrics)
             if self.on_progress is not None:
                 self.on_progress(self.clock.fraction, metrics)
+            if time.monotonic() >= next_report:
+                self._report(metrics)
+                next_report = time.monotonic() + cfg.log.progress_seconds
             if self.clock.checkpoint_due():
                 self._checkpoint()
         parts.stop()
@@ -266,6 +288,7 @@ class TrainingRun:
     def _evaluate(self, final: bool = False) -> None:
         if not self.evaluating:
             return
+        started = time.monotonic()
         weights, version, updates = self.parts.learner_weights()
         self.policy.load_state_dict(weights)
         self.policy.version = version
@@ -279,6 +302,28 @@ class TrainingRun:
             self.writer,
             self.eval_devices,
             final,
+        )
+        self.clock.reserve = time.monotonic() - started  # what the final evaluation will take
+        point = self.result.curve[-1]
+        log.info(
+            "evaluation at %.1f min, update %d: test success %.3f greedy, %.3f sampled (%.0f s)",
+            point["minutes"],
+            updates,
+            point["success"],
+            point["sampled_success"],
+            self.clock.reserve,
+        )
+
+    def _report(self, metrics: dict[str, float]) -> None:
+        """One progress line: budget spent, updates, episodes, the learner's loss."""
+        loss = f"loss {metrics['loss']:.3f}" if "loss" in metrics else "filling the replay"
+        log.info(
+            "training %.0f%% (%.1f min): %d updates, %d episodes, %s",
+            100 * min(self.clock.fraction, 1.0),
+            self.clock.elapsed / 60,
+            self.updates,
+            self.result.episodes,
+            loss,
         )
 
     def _log(self, metrics: dict[str, float]) -> None:
@@ -312,6 +357,7 @@ class TrainingRun:
             "diagnostics": self.diagnostics.state_dict(),
         }
         save_checkpoint(self.result.run_dir, state, self.policy)
+        log.info("checkpoint: update %d, %d episodes", self.updates, self.result.episodes)
 
     def _accounting(self) -> dict[str, int]:
         """What the replay counted against what is on disk (exactly once: equal, no id twice)."""

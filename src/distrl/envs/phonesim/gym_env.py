@@ -2,13 +2,24 @@
 
 Actions are a ``Dict`` space mirroring :class:`~distrl.core.action.Action` (type index, two
 ``[y, x]`` points, typed text); a canonical action string (what an LLM emits) is accepted too and
-parsed. Observations hold the screenshot and the instruction; the element list, success and the
-task travel in ``info`` because their sizes vary from step to step.
+parsed. Observations hold the screenshot and the instruction, and with ``elements=True`` the
+element list too, as JSON text (:func:`elements_to_json`; a fixed-size space, so vector envs and
+their shared memory carry it); the element list, success and the task are always in ``info``.
+
+Text observations are :class:`SharedText` spaces: gymnasium's ``AsyncVectorEnv`` with shared
+memory (its default) reads a ``Text`` observation out of shared memory once, when it is built,
+and returns that stale tuple (``'000...0'``) after every reset and step; ``SharedText``'s shared
+memory is read when the observation is read, so vector envs return the real instructions.
+
+Every suite and split is registered as its own id too: ``distrl/PhoneSim-general-test-v0``,
+``distrl/PhoneSim-webshop-train-v0``...
 """
 
 from __future__ import annotations
 
+import json
 import string
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -17,7 +28,7 @@ from gymnasium import spaces
 
 from distrl.config.schema import PhoneSimConfig
 from distrl.core.action import VALID_ACTION_TYPES, Action, ActionType, parse_action
-from distrl.core.observation import Observation
+from distrl.core.observation import Observation, UIElement
 from distrl.core.task import Task
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
@@ -27,6 +38,82 @@ from distrl.errors import InputError
 INSTRUCTION_CHARSET = string.printable
 MAX_INSTRUCTION = 512
 MAX_TEXT = 64
+#: Longest element list, as JSON text; elements past it are left out of the observation.
+MAX_ELEMENTS_JSON = 16384
+
+
+class SharedText(spaces.Text):
+    """A ``Text`` space whose vector-env shared memory is read when read (module docstring)."""
+
+
+class SharedTexts(Sequence[str]):
+    """The texts of ``n`` envs, decoded from shared memory on access (a live view, as the
+    shared-memory arrays of a ``Box`` observation are); a deep copy is a plain tuple."""
+
+    def __init__(self, space: SharedText, memory: Any, n: int):
+        self.space, self.memory, self.n = space, memory, n
+
+    def _codes(self) -> np.ndarray:
+        return np.frombuffer(self.memory.get_obj(), dtype=np.int32).reshape(
+            self.n, self.space.max_length
+        )
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        characters, size = self.space.character_list, len(self.space.character_set)
+        return "".join(characters[code] for code in self._codes()[index] if code < size)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(self.n))
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+
+def _register_shared_text() -> None:
+    """Teach gymnasium's shared-memory reader about :class:`SharedText` (creating and writing
+    stay ``Text``'s)."""
+    from gymnasium.vector.utils import read_from_shared_memory
+
+    @read_from_shared_memory.register(SharedText)
+    def _read(space: SharedText, shared_memory: Any, n: int = 1) -> SharedTexts:
+        return SharedTexts(space, shared_memory, n)
+
+
+_register_shared_text()
+
+
+def elements_to_json(elements: Sequence[UIElement], limit: int = MAX_ELEMENTS_JSON) -> str:
+    """The element list as ASCII JSON of at most ``limit`` characters (the last elements are
+    left out when it would be longer); :func:`distrl.envs.gym_backend.elements_from_json` reads
+    it back."""
+    items = [
+        {
+            "text": e.text,
+            "bbox": list(e.bbox),
+            "clickable": e.clickable,
+            "resource_id": e.resource_id,
+            "kind": e.kind,
+            "checked": e.checked,
+            "focused": e.focused,
+        }
+        for e in elements
+    ]
+    while True:
+        text = json.dumps(items, ensure_ascii=True, separators=(",", ":"))
+        if len(text) <= limit:
+            return text
+        items.pop()
 
 
 def action_from_dict(action: dict[str, Any]) -> Action:
@@ -61,6 +148,7 @@ class PhoneSimGymEnv(gym.Env):
         task_file: str | None = None,
         config: PhoneSimConfig | dict[str, Any] | None = None,
         render_mode: str | None = None,
+        elements: bool = False,
     ):
         if isinstance(config, dict):
             config = PhoneSimConfig(**config)
@@ -72,12 +160,16 @@ class PhoneSimGymEnv(gym.Env):
         self.render_mode = render_mode
         self.device = PhoneSimEnv(self.config, seed=0)
         height, width = self.config.height, self.config.width
-        self.observation_space = spaces.Dict(
-            {
-                "screenshot": spaces.Box(0, 255, (height, width, 3), np.uint8),
-                "instruction": spaces.Text(MAX_INSTRUCTION, charset=INSTRUCTION_CHARSET),
-            }
-        )
+        observed: dict[str, spaces.Space[Any]] = {
+            "screenshot": spaces.Box(0, 255, (height, width, 3), np.uint8),
+            "instruction": SharedText(MAX_INSTRUCTION, charset=INSTRUCTION_CHARSET),
+        }
+        self.elements = elements
+        if elements:
+            observed["elements"] = SharedText(
+                MAX_ELEMENTS_JSON, min_length=2, charset=INSTRUCTION_CHARSET
+            )
+        self.observation_space = spaces.Dict(observed)
         self.action_space = spaces.Dict(
             {
                 "action_type": spaces.Discrete(len(VALID_ACTION_TYPES)),
@@ -89,7 +181,10 @@ class PhoneSimGymEnv(gym.Env):
         self._last: Observation | None = None
 
     def _gym_obs(self, observation: Observation) -> dict[str, Any]:
-        return {"screenshot": observation.screenshot, "instruction": observation.instruction}
+        observed = {"screenshot": observation.screenshot, "instruction": observation.instruction}
+        if self.elements:
+            observed["elements"] = elements_to_json(observation.elements)
+        return observed
 
     def _info(self, observation: Observation, extra: dict[str, Any]) -> dict[str, Any]:
         assert self.device.task is not None
