@@ -19,10 +19,10 @@ from distrl.core.observation import Observation
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
 from distrl.errors import InputError
-from distrl.policies.base import load_policy
+from distrl.policies.base import Choice, load_policy
 from distrl.policies.vlm import VLMPolicy
 from distrl.policies.vlm import policy as policy_module
-from distrl.policies.vlm.decoding import sample, teacher_force
+from distrl.policies.vlm.decoding import Decoding, sample, teacher_force
 from distrl.runtime.components import build_policy
 from distrl.runtime.learner import Learner
 
@@ -79,25 +79,16 @@ def test_generated_tokens_rescored_by_teacher_forcing(
     pass over the same tokens (what evaluate computes when the text is canonical)."""
     inputs = policy.prompts.inputs(observations, policy.device)
     for temperature, greedy in ((1.0, False), (0.7, False), (1.0, True)):
-        sampled = sample(
-            policy.model,
-            inputs,
-            temperature=temperature,
+        decoding = Decoding(
+            temperature,
             max_new_tokens=24,
-            greedy=greedy,
-            generator=torch.Generator().manual_seed(1),
             eos_token_id=policy.prompts.eos_token_id,
             pad_token_id=policy.prompts.pad_token_id,
             pool=True,
         )
-        forced = teacher_force(
-            policy.model,
-            inputs,
-            sampled.tokens,
-            temperature=temperature,
-            pad_token_id=policy.prompts.pad_token_id,
-            pool=True,
-        )
+        choice = Choice(greedy, torch.Generator().manual_seed(1))
+        sampled = sample(policy.model, inputs, decoding, choice)
+        forced = teacher_force(policy.model, inputs, sampled.tokens, decoding)
         assert torch.allclose(sampled.scores.logprobs, forced.logprobs, atol=1e-4, rtol=0)
         assert torch.allclose(sampled.scores.entropies, forced.entropies, atol=1e-4, rtol=0)
         assert torch.allclose(sampled.scores.features, forced.features, atol=1e-4, rtol=0)
@@ -112,16 +103,9 @@ def test_canonical_text_is_scored_from_the_generation(
     targets = [policy.prompts.action_ids(a) for a in wanted]
     real_sample = policy_module.sample
 
-    def forced_sample(model, inputs, **kwargs):
-        out = real_sample(model, inputs, **kwargs)
-        scores = teacher_force(
-            model,
-            inputs,
-            targets,
-            temperature=kwargs["temperature"],
-            pad_token_id=kwargs["pad_token_id"],
-            pool=kwargs["pool"],
-        )
+    def forced_sample(model, inputs, decoding, choice):
+        out = real_sample(model, inputs, decoding, choice)
+        scores = teacher_force(model, inputs, targets, decoding)
         return type(out)(targets, scores)
 
     rescored: list[int] = []

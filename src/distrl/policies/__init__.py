@@ -1,6 +1,6 @@
 """Policies: map observations to actions and score actions they did not choose.
 
-``Policy`` is the protocol workers and learners use; ``SmallPolicy`` is the CPU default (a pointer
+``Policy`` is the base class workers and learners use; ``SmallPolicy`` is the CPU default (a pointer
 network over the element list). Load any saved policy with :func:`load_policy`.
 """
 

@@ -53,7 +53,9 @@ from distrl.config.schema import ConfigSection
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
 from distrl.policies.base import (
+    Choice,
     Evaluation,
+    Policy,
     PolicyOutput,
     read_policy_file,
     register_policy,
@@ -229,10 +231,10 @@ def _entropy(logp: torch.Tensor) -> torch.Tensor:
 
 
 @register_policy("small")
-class SmallPolicy(nn.Module):
+class SmallPolicy(Policy):
     """The small composite-action policy with step critic V(s) and trajectory value.
 
-    Implements :class:`~distrl.policies.base.Policy`. ``version`` starts at 0; the learner
+    A :class:`~distrl.policies.base.Policy`. ``version`` starts at 0; the learner
     increments it when it publishes weights, and it is saved with them.
     """
 
@@ -439,26 +441,14 @@ class SmallPolicy(nn.Module):
         batch = self.featurize(observations, remember=True)
         return self.score(batch, self.targets(batch, actions))
 
-    @torch.no_grad()
-    def act(
-        self,
-        observations: Sequence[Observation],
-        *,
-        greedy: bool = False,
-        generator: torch.Generator | None = None,
-    ) -> PolicyOutput:
+    def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:
         batch = self.featurize(observations)
         heads = self._heads(batch)
-        if greedy:
-            kinds = heads.kind_logp.argmax(dim=1)
-            elements = heads.element_logp.argmax(dim=1)
-            candidates = heads.candidate_logp.argmax(dim=1)
-        else:
-            # Every head is sampled for every row (only the kind's argument is used), so the
-            # generator advances the same way whatever kinds come up: reproducible batches.
-            kinds = self._sample(heads.kind_logp, generator)
-            elements = self._sample(heads.element_logp, generator)
-            candidates = self._sample(heads.candidate_logp, generator)
+        # Every head is chosen for every row (only the kind's argument is used), so a sampling
+        # generator advances the same way whatever kinds come up: reproducible batches.
+        kinds = choice.pick(heads.kind_logp)
+        elements = choice.pick(heads.element_logp)
+        candidates = choice.pick(heads.candidate_logp)
         actions = [
             self._action_of(item, int(k), int(e), int(c))
             for item, k, e, c in zip(batch.items, kinds, elements, candidates, strict=True)
@@ -475,10 +465,6 @@ class SmallPolicy(nn.Module):
             entropies=heads.entropies,
             values=heads.values,
         )
-
-    @staticmethod
-    def _sample(logp: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-        return torch.multinomial(logp.exp(), 1, generator=generator).squeeze(1)
 
     def _action_of(
         self, item: ObservationFeatures, kind: int, element: int, candidate: int
