@@ -116,16 +116,10 @@ def _parse_line(line: str, where: str) -> Task:
             f"(allowed: {', '.join(allowed_suites)})"
         )
     _check_spec(record, where)
-    horizon = record.horizon if record.horizon is not None else _default_horizon(record.suite)
-    return Task(
-        task_id=record.task_id,
-        instruction=record.instruction,
-        suite=record.suite,
-        split=record.split,
-        backend=record.backend,
-        spec=record.spec,
-        horizon=horizon,
-    )
+    fields = dict(record)  # a record has the fields of a Task; only its horizon may be left out
+    if record.horizon is None:
+        fields["horizon"] = _default_horizon(record.suite)
+    return Task(**fields)
 
 
 def _default_horizon(suite: str) -> int:
