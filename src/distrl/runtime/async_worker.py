@@ -32,6 +32,7 @@ from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv
 from distrl.policies.base import Policy
+from distrl.runtime.acting import ActingWorker
 from distrl.runtime.episode import EpisodeInProgress
 
 #: A device that fails this many resets in a row is replaced by a fresh one.
@@ -82,7 +83,7 @@ class _Slot:
     device_id: str = field(default="")
 
 
-class AsyncWorker:
+class AsyncWorker(ActingWorker):
     """Runs episodes on ``num_devices`` devices built by ``make_device(index, incarnation)``."""
 
     def __init__(
@@ -99,13 +100,9 @@ class AsyncWorker:
     ):
         if num_devices < 1:
             raise ValueError("a worker needs at least one device")
+        super().__init__(policy, next_task, worker_id=worker_id, seed=seed, greedy=greedy)
         self.make_device = make_device
-        self.policy = policy
-        self.next_task = next_task
-        self.worker_id = worker_id
-        self.greedy = greedy
         self.step_timeout_seconds = step_timeout_seconds
-        self.generator = torch.Generator().manual_seed(seed)
         self.stats = CollectStats()
         self.slots = [self._new_slot(i, 0) for i in range(num_devices)]
 
@@ -114,12 +111,6 @@ class AsyncWorker:
         executor = ThreadPoolExecutor(1, thread_name_prefix=f"{self.worker_id}-dev{index}")
         device_id = str(getattr(device, "device_id", f"device-{index}"))
         return _Slot(device, executor, incarnation, device_id=device_id)
-
-    def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
-        """Swap in newer weights; episodes in flight continue under them (steps record the
-        version that acted)."""
-        self.policy.load_state_dict(state_dict)
-        self.policy.version = version
 
     # -- the loop ----------------------------------------------------------------------------------
     def run(
@@ -178,7 +169,7 @@ class AsyncWorker:
             assert episode is not None
             observations.append(episode.observation)
         with torch.no_grad():
-            output = self.policy.act(observations, greedy=self.greedy, generator=self.generator)
+            output = self.act(observations)
         for k, index in enumerate(waiting):
             slot = self.slots[index]
             action = output.actions[k]

@@ -32,6 +32,9 @@ def evaluation_devices(cfg: RunConfig, count: int, screenshots: bool = True) -> 
 
 @dataclass(frozen=True)
 class EvalResult:
+    """One evaluation: the fraction of ``episodes`` that succeeded, their mean length, and the
+    success rate of each task family (template) the episodes came from."""
+
     success_rate: float
     episodes: int
     mean_steps: float
