@@ -6,7 +6,7 @@ network over the element list). Load any saved policy with :func:`load_policy`.
 
 from distrl.policies.base import (
     POLICY_REGISTRY,
-    Evaluation,
+    ActionScores,
     Policy,
     PolicyCheckpointError,
     PolicyOutput,
@@ -18,7 +18,7 @@ from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 
 __all__ = [
     "POLICY_REGISTRY",
-    "Evaluation",
+    "ActionScores",
     "Policy",
     "PolicyCheckpointError",
     "PolicyOutput",

@@ -2,10 +2,10 @@
 
 Off-policy learning needs two views of one distribution. A worker *acts*: it samples actions and
 records their behaviour log-prob mu(a|s), entropy and the critic's value with the weights
-``version`` that acted. Later the learner *evaluates* the stored actions under its newer weights
+``version`` that acted. Later the learner *scores* the stored actions under its newer weights
 pi(a|s), differentiably, to form rho = pi / mu. Both views must score an action identically
 (same composite decomposition, same masks), or every importance ratio is biased; the tests check
-that ``act`` and ``evaluate`` agree to float32 precision.
+that ``act`` and ``score_actions`` agree to float32 precision.
 
 Actions arrive in the device's action space (AitW :class:`Action`), not the policy's. An action
 the policy cannot express (a tap on empty space, text it has no candidate for, an INVALID parse)
@@ -39,7 +39,7 @@ __all__ = [
     "CHECKPOINT_FORMAT",
     "POLICY_REGISTRY",
     "Choice",
-    "Evaluation",
+    "ActionScores",
     "Policy",
     "PolicyCheckpointError",
     "PolicyOutput",
@@ -66,8 +66,8 @@ class PolicyOutput(NamedTuple):
     values: torch.Tensor
 
 
-class Evaluation(NamedTuple):
-    """What :meth:`Policy.evaluate` returns: differentiable ``[B]`` tensors.
+class ActionScores(NamedTuple):
+    """What :meth:`Policy.score_actions` returns: differentiable ``[B]`` tensors.
 
     ``representable[b]`` is False when the policy has no way to emit ``actions[b]``; its
     ``logprobs[b]`` is then 0 and must be masked out of any policy loss (entropy and value stay
@@ -126,9 +126,9 @@ class Policy(nn.Module, ABC):
         """:meth:`act`'s work, with gradients off and ``choice`` saying how to choose."""
 
     @abstractmethod
-    def evaluate(
+    def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
-    ) -> Evaluation:
+    ) -> ActionScores:
         """Score ``actions`` under the current weights, with gradients; never raises for an
         action the policy cannot represent."""
 

@@ -242,7 +242,7 @@ class ObservationFeatures:
 
     ``tap_targets[i]`` says whether tapping element ``i``'s centre reaches element ``i`` itself
     (no later element covers that point): only those are offered to the pointer, so that the tap
-    an ``act`` emits maps back to the same element in ``evaluate``.
+    an ``act`` emits maps back to the same element in ``score_actions``.
     """
 
     instruction_tokens: np.ndarray  # [L] int64

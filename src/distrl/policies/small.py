@@ -15,7 +15,7 @@ The composite action's probability factorises, so with k the kind and x its argu
     log pi(a|s) = log p(k|s) + log p(x|k, s)          (no argument term for argument-free kinds)
     H(pi(.|s))  = H(k) + sum_k p(k) H(x|k)            (chain rule of entropy)
 
-which is what both :meth:`SmallPolicy.act` and :meth:`SmallPolicy.evaluate` compute, from the
+which is what both :meth:`SmallPolicy.act` and :meth:`SmallPolicy.score_actions` compute, from the
 same tensors, so behaviour and target log-probs agree exactly.
 
 Network: hashed bag-of-words embeddings of the instruction, every element and every candidate,
@@ -32,7 +32,7 @@ disturb the actor.
 >>> obs = Observation(np.zeros((4, 4, 3), np.uint8), "Open the Clock app",
 ...                   (UIElement("Clock", (0.1, 0.1, 0.3, 0.2), True, "icon_clock", "icon"),))
 >>> out = policy.act([obs], generator=torch.Generator().manual_seed(0))
->>> ev = policy.evaluate([obs], out.actions)
+>>> ev = policy.score_actions([obs], out.actions)
 >>> bool(torch.allclose(out.logprobs, ev.logprobs.detach())), bool(ev.representable[0])
 (True, True)
 """
@@ -53,8 +53,8 @@ from distrl.config.schema import ConfigSection
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
 from distrl.policies.base import (
+    ActionScores,
     Choice,
-    Evaluation,
     Policy,
     PolicyOutput,
     read_policy_file,
@@ -193,7 +193,7 @@ class _TextBag(nn.Module):
 
 class _EncoderBlock(nn.Module):
     """Pre-norm self-attention + feed-forward, written out so that the same arithmetic runs in
-    ``act`` (no grad) and ``evaluate`` (grad): PyTorch's fused inference path for
+    ``act`` (no grad) and ``score_actions`` (grad): PyTorch's fused inference path for
     ``nn.TransformerEncoderLayer`` would round differently and bias the importance ratios.
     Attention itself is ``scaled_dot_product_attention``, whose fused CPU kernel makes a learner
     update about 1.6x faster than softmax over explicit score matrices (measured on 2 cores)."""
@@ -296,7 +296,7 @@ class SmallPolicy(Policy):
         learner featurises a replay batch once per update, not once per epoch).
 
         ``remember`` keeps each encoding in the featuriser's cache (``feature_cache``): the
-        learner's calls (:meth:`evaluate`, the critics) see replayed steps again and again, an
+        learner's calls (:meth:`score_actions`, the critics) see replayed steps again and again, an
         actor's observations are new every time and would only fill it."""
         if not observations:
             raise ValueError("featurize needs at least one observation")
@@ -424,10 +424,10 @@ class SmallPolicy(Policy):
         logp = logp + torch.where(kinds == ActionKind.TYPE, candidate, zero)
         return torch.where(targets.representable, logp, zero)
 
-    def score(self, batch: FeatureBatch, targets: ActionTargets) -> Evaluation:
-        """:meth:`evaluate` on pre-computed features and targets (differentiable)."""
+    def score(self, batch: FeatureBatch, targets: ActionTargets) -> ActionScores:
+        """:meth:`score_actions` on pre-computed features and targets (differentiable)."""
         heads = self._heads(batch)
-        return Evaluation(
+        return ActionScores(
             logprobs=self._logprobs(heads, targets),
             entropies=heads.entropies,
             values=heads.values,
@@ -435,9 +435,9 @@ class SmallPolicy(Policy):
         )
 
     # -- Policy --------------------------------------------------------------------------------
-    def evaluate(
+    def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
-    ) -> Evaluation:
+    ) -> ActionScores:
         batch = self.featurize(observations, remember=True)
         return self.score(batch, self.targets(batch, actions))
 

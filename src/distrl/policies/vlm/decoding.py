@@ -9,7 +9,7 @@ two agree to float32 rounding because they are the same arithmetic on the same p
 Entropy estimate: the sum of the per-token entropies H(pi(. | prompt, y_<t)) along the scored
 sequence. Along a sampled sequence its expectation is the entropy of the whole sequence
 distribution (chain rule, H(Y) = E[sum_t H(Y_t | Y_<t)]), which has no closed form; it is
-differentiable, and ``act`` and ``evaluate`` compute it on the same path.
+differentiable, and ``act`` and ``score_actions`` compute it on the same path.
 
 Sampling is pure temperature sampling: the model's own generation defaults (top-k, top-p,
 repetition penalty in a checkpoint's generation_config.json) are overridden, since any of them

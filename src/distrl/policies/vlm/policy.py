@@ -10,7 +10,7 @@ score an action through its canonical text (:func:`~distrl.core.action.format_ac
 by end-of-sequence; the policy's probability of an action is taken to be the probability of that
 token sequence. When the model generated exactly the canonical tokens of what it chose (the
 normal case once it writes canonical text, e.g. after the behaviour-cloning warm start),
-``act`` reports the sum of the generated tokens' log-probs, and ``evaluate`` recomputes that
+``act`` reports the sum of the generated tokens' log-probs, and ``score_actions`` recomputes that
 number by teacher forcing. When it did not (other spacing, an unparsable string, no end token
 within ``max_new_tokens``), ``act`` scores the canonical text of what the parser made of it, so
 behaviour and target log-probs always describe the same event and the importance ratios stay
@@ -28,7 +28,7 @@ the frozen base, which every process builds (tiny) or loads (path) itself.
 >>> policy = VLMPolicy(VLMPolicyConfig(tiny=True, max_new_tokens=8))
 >>> obs = Observation(np.zeros((64, 32, 3), np.uint8), "Open the Clock app")
 >>> out = policy.act([obs], generator=torch.Generator().manual_seed(0))
->>> ev = policy.evaluate([obs], out.actions)
+>>> ev = policy.score_actions([obs], out.actions)
 >>> bool(torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4)), bool(ev.representable[0])
 (True, True)
 """
@@ -48,8 +48,8 @@ from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action, parse_action
 from distrl.core.observation import Observation
 from distrl.policies.base import (
+    ActionScores,
     Choice,
-    Evaluation,
     Policy,
     PolicyCheckpointError,
     PolicyOutput,
@@ -120,7 +120,7 @@ class VLMPolicy(Policy):
             else:
                 self.critic = SeparateCritic(cfg.seed + 1)
         self.critic.to(device)
-        # Eval mode throughout (no dropout): act and evaluate must compute the same function.
+        # Eval mode throughout (no dropout): act and score_actions must compute the same function.
         self.eval()
 
     @property
@@ -203,16 +203,16 @@ class VLMPolicy(Policy):
             self._decoding,
         )
 
-    def evaluate(
+    def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
-    ) -> Evaluation:
+    ) -> ActionScores:
         if len(actions) != len(observations):
             raise ValueError(
                 f"got {len(actions)} actions for {len(observations)} observations; "
                 "pass one action per observation"
             )
         if not observations:
-            raise ValueError("evaluate needs at least one observation")
+            raise ValueError("score_actions needs at least one observation")
         size = self.config.max_batch_size
         logprobs, entropies, values = [], [], []
         for obs_chunk, action_chunk in zip(
@@ -227,7 +227,7 @@ class VLMPolicy(Policy):
                 values.append(self.critic.value(scores.features))
             else:
                 values.append(self.critic.value(obs_chunk))
-        return Evaluation(
+        return ActionScores(
             logprobs=torch.cat(logprobs).float(),
             entropies=torch.cat(entropies).float(),
             values=torch.cat(values).float(),
