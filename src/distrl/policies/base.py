@@ -38,8 +38,8 @@ from distrl.torch_files import read_torch_file
 __all__ = [
     "CHECKPOINT_FORMAT",
     "POLICY_REGISTRY",
-    "Choice",
     "ActionScores",
+    "Choice",
     "Policy",
     "PolicyCheckpointError",
     "PolicyOutput",
