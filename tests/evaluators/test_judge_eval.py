@@ -23,7 +23,7 @@ from distrl.core.action import ActionType
 from distrl.core.trajectory import Trajectory
 from distrl.errors import InputError
 from distrl.evaluators.fake_endpoint import FakeChatEndpoint, Fault, ReceivedRequest
-from distrl.evaluators.judge_eval import episode_actions, episode_screens, judge_eval
+from distrl.evaluators.judge_eval import episode_actions, episode_screenshots, judge_eval
 from distrl.evaluators.prompt import build_prompt
 from distrl.evaluators.vlm import JudgeUnavailable, VLMJudge
 from distrl.runtime.play import play
@@ -85,13 +85,13 @@ def test_metrics_match_a_hand_count(trajectories: list[Trajectory], fake: FakeCh
     judged: list[bool] = []
     for index, trajectory in enumerate(trajectories):
         prompt = build_prompt(
-            trajectory.task, episode_screens(trajectory), episode_actions(trajectory), cfg
+            trajectory.task, episode_screenshots(trajectory), episode_actions(trajectory), cfg
         )
         says_success = trajectory.success != (index % 3 == 0)
         answer = "Status: success" if says_success else "Reasoning...\n**Status:** failure"
         if index == 1:
             answer, says_success = "I can't evaluate phone screenshots.", False
-        planned[request_key(prompt.text, prompt.images_png[-1])] = answer
+        planned[request_key(prompt.text, prompt.screenshots_png[-1])] = answer
         judged.append(says_success)
     assert len(planned) == len(trajectories)  # every episode makes a distinct request
 
@@ -139,9 +139,12 @@ def test_the_judge_sees_the_final_screen_and_every_action(
     (request,) = fake.requests
     assert len(request.images) == 2
     prompt = build_prompt(
-        trajectory.task, episode_screens(trajectory), episode_actions(trajectory), fast_config("")
+        trajectory.task,
+        episode_screenshots(trajectory),
+        episode_actions(trajectory),
+        fast_config(""),
     )
-    assert request.images == list(prompt.images_png)
+    assert request.images == list(prompt.screenshots_png)
     assert trajectory.task.instruction in request.prompt_text
     assert f"{len(trajectory)}. " in request.prompt_text
 
@@ -207,9 +210,12 @@ def demo_verdict(trajectory: Trajectory) -> bool:
     ):
         return True
     prompt = build_prompt(
-        trajectory.task, episode_screens(trajectory), episode_actions(trajectory), VLMJudgeConfig()
+        trajectory.task,
+        episode_screenshots(trajectory),
+        episode_actions(trajectory),
+        VLMJudgeConfig(),
     )
-    return hashlib.sha256(prompt.images_png[-1]).digest()[0] % 2 == 0
+    return hashlib.sha256(prompt.screenshots_png[-1]).digest()[0] % 2 == 0
 
 
 def test_cli_judge_eval_json_against_the_demo_fake(

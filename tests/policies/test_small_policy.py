@@ -1,4 +1,4 @@
-"""SmallPolicy: act and evaluate agree, the composite distribution is a distribution, oracle
+"""SmallPolicy: act and score_actions agree, the composite distribution is a distribution, oracle
 actions are representable, batching and save/load change nothing, unrepresentable actions never
 raise."""
 
@@ -46,7 +46,7 @@ def test_small_policy_satisfies_the_protocol_and_is_registered() -> None:
     assert policy.version == 0
 
 
-def test_act_logprobs_equal_evaluate_on_policy_rollouts(
+def test_act_logprobs_equal_score_actions_on_policy_rollouts(
     policy_rollouts: tuple[SmallPolicy, list[Rollout]],
 ) -> None:
     """The behaviour log-prob recorded while acting (batch of 1, no grad) equals the learner's
@@ -54,14 +54,14 @@ def test_act_logprobs_equal_evaluate_on_policy_rollouts(
     policy, rollouts = policy_rollouts
     steps = 0
     for rollout in rollouts:
-        evaluation = policy.evaluate(rollout.observations, rollout.actions)
-        assert bool(evaluation.representable.all())
-        torch.testing.assert_close(evaluation.logprobs.detach(), rollout.logprobs, atol=TOL, rtol=0)
+        scores = policy.score_actions(rollout.observations, rollout.actions)
+        assert bool(scores.representable.all())
+        torch.testing.assert_close(scores.logprobs.detach(), rollout.logprobs, atol=TOL, rtol=0)
         steps += len(rollout.actions)
     assert steps >= 80
 
 
-def test_act_and_evaluate_agree_on_oracle_states(oracle_demos: list[Demo]) -> None:
+def test_act_and_score_actions_agree_on_oracle_states(oracle_demos: list[Demo]) -> None:
     """Same check on a batch of 32 states from both suites (popups, banners, keyboards...),
     entropies and values included."""
     policy = SmallPolicy(SmallPolicyConfig(init_seed=3))
@@ -69,12 +69,12 @@ def test_act_and_evaluate_agree_on_oracle_states(oracle_demos: list[Demo]) -> No
     batch = observations[:: max(1, len(observations) // 32)][:32]
     out = policy.act(batch, generator=torch.Generator().manual_seed(0))
     assert all(a.is_valid for a in out.actions)
-    evaluation = policy.evaluate(batch, out.actions)
-    assert bool(evaluation.representable.all())
+    scores = policy.score_actions(batch, out.actions)
+    assert bool(scores.representable.all())
     for got, want in (
-        (evaluation.logprobs, out.logprobs),
-        (evaluation.entropies, out.entropies),
-        (evaluation.values, out.values),
+        (scores.logprobs, out.logprobs),
+        (scores.entropies, out.entropies),
+        (scores.values, out.values),
     ):
         assert got.dtype == torch.float32
         torch.testing.assert_close(got.detach(), want, atol=TOL, rtol=0)
@@ -87,13 +87,13 @@ def test_oracle_actions_are_representable(oracle_demos: list[Demo]) -> None:
     texts the instruction does not contain verbatim (info queries; see test_candidates)."""
     policy = SmallPolicy()
     observations, actions = _flatten(oracle_demos)
-    evaluation = policy.evaluate(observations, actions)
-    representable = evaluation.representable
+    scores = policy.score_actions(observations, actions)
+    representable = scores.representable
     missing = [
         (d.task.spec["template"], a)
         for d in oracle_demos
         for a, ok in zip(
-            d.actions, policy.evaluate(d.observations, d.actions).representable, strict=True
+            d.actions, policy.score_actions(d.observations, d.actions).representable, strict=True
         )
         if not ok
     ]
@@ -101,8 +101,8 @@ def test_oracle_actions_are_representable(oracle_demos: list[Demo]) -> None:
     assert all(a.action_type is ActionType.TYPE for _, a in missing), missing
     # Measured over all 1,700 tasks: 10,928 of 10,970 oracle steps (99.6%).
     assert float(representable.float().mean()) >= 0.98
-    assert bool((evaluation.logprobs[~representable] == 0).all())
-    assert bool(torch.isfinite(evaluation.logprobs).all())
+    assert bool((scores.logprobs[~representable] == 0).all())
+    assert bool(torch.isfinite(scores.logprobs).all())
 
 
 def _all_composite_actions(policy: SmallPolicy, obs: Observation) -> list[Action]:
@@ -126,12 +126,12 @@ def _all_composite_actions(policy: SmallPolicy, obs: Observation) -> list[Action
 def _brute_force_check(policy: SmallPolicy, obs: Observation) -> None:
     actions = _all_composite_actions(policy, obs)
     assert len(set(actions)) == len(actions), "two composite choices emit the same action"
-    evaluation = policy.evaluate([obs] * len(actions), actions)
-    assert bool(evaluation.representable.all())
-    logp = evaluation.logprobs.detach().double()
+    scores = policy.score_actions([obs] * len(actions), actions)
+    assert bool(scores.representable.all())
+    logp = scores.logprobs.detach().double()
     assert math.isclose(float(logp.exp().sum()), 1.0, abs_tol=1e-5)
     brute_entropy = float(-(logp.exp() * logp).sum())
-    assert math.isclose(float(evaluation.entropies[0].detach()), brute_entropy, abs_tol=1e-4)
+    assert math.isclose(float(scores.entropies[0].detach()), brute_entropy, abs_tol=1e-4)
 
 
 def test_entropy_matches_brute_force_enumeration_small_case() -> None:
@@ -177,9 +177,9 @@ def test_batching_with_different_element_counts_equals_one_by_one(
     batch_obs = [observations[i] for i in picks]
     batch_actions = [actions[i] for i in picks]
     assert len({len(o.elements) for o in batch_obs}) > 1
-    together = policy.evaluate(batch_obs, batch_actions)
+    together = policy.score_actions(batch_obs, batch_actions)
     for row, (obs, action) in enumerate(zip(batch_obs, batch_actions, strict=True)):
-        alone = policy.evaluate([obs], [action])
+        alone = policy.score_actions([obs], [action])
         for got, want in zip(together[:3], alone[:3], strict=True):
             torch.testing.assert_close(got[row], want[0], atol=TOL, rtol=0)
         assert bool(together.representable[row]) == bool(alone.representable[0])
@@ -241,10 +241,10 @@ def test_unrepresentable_actions_get_zero_logprob_and_no_exception() -> None:
         Action.press_enter(),
         Action.complete(),
     ]
-    evaluation = policy.evaluate([obs] * len(actions), actions)
-    assert evaluation.representable.tolist() == [False] * 4 + [True] * 6
-    assert bool((evaluation.logprobs[:4] == 0).all())
-    assert bool((evaluation.logprobs[4:] < 0).all())
+    scores = policy.score_actions([obs] * len(actions), actions)
+    assert scores.representable.tolist() == [False] * 4 + [True] * 6
+    assert bool((scores.logprobs[:4] == 0).all())
+    assert bool((scores.logprobs[4:] < 0).all())
     targets = policy.targets(policy.featurize([obs] * 3), actions[5:8])
     assert targets.kinds.tolist() == [ActionKind.SWIPE_UP, ActionKind.SWIPE_DOWN, ActionKind.TYPE]
 
@@ -258,14 +258,14 @@ def test_emitted_swipes_scroll_in_the_named_direction() -> None:
     assert not down.is_tap and down.lift_yx[0] > down.touch_yx[0]
 
 
-def test_evaluate_is_differentiable_and_reaches_every_head(oracle_demos: list[Demo]) -> None:
+def test_score_actions_is_differentiable_and_reaches_every_head(oracle_demos: list[Demo]) -> None:
     policy = SmallPolicy()
     observations, actions = _flatten(oracle_demos[:6])
-    evaluation = policy.evaluate(observations, actions)
+    scores = policy.score_actions(observations, actions)
     loss = (
-        -evaluation.logprobs.sum()
-        - evaluation.entropies.sum()
-        + evaluation.values.square().sum()
+        -scores.logprobs.sum()
+        - scores.entropies.sum()
+        + scores.values.square().sum()
         + policy.trajectory_value(observations[:3]).square().sum()
     )
     loss.backward()
@@ -290,7 +290,10 @@ def test_save_load_round_trip_gives_identical_outputs(
         assert isinstance(loaded, SmallPolicy)
         assert loaded.version == 17 and loaded.config == config
         observations, actions = _flatten(oracle_demos[:3])
-        want, got = policy.evaluate(observations, actions), loaded.evaluate(observations, actions)
+        want, got = (
+            policy.score_actions(observations, actions),
+            loaded.score_actions(observations, actions),
+        )
         for a, b in zip(want, got, strict=True):
             assert torch.equal(a, b)
         gen = lambda: torch.Generator().manual_seed(3)  # noqa: E731
@@ -329,7 +332,7 @@ def test_config_rejects_unknown_keys_and_bad_shapes() -> None:
 def test_wrong_number_of_actions_is_an_error_naming_the_fix() -> None:
     policy = SmallPolicy()
     with pytest.raises(ValueError, match="one action per observation"):
-        policy.evaluate([_small_obs("x", ())], [])
+        policy.score_actions([_small_obs("x", ())], [])
 
 
 def test_recomputed_activations_give_the_same_loss_and_gradients(
@@ -341,8 +344,8 @@ def test_recomputed_activations_give_the_same_loss_and_gradients(
     grads = []
     for recompute in (False, True):
         policy = SmallPolicy(SmallPolicyConfig(recompute_activations=recompute))
-        evaluation = policy.evaluate(observations, actions)
-        loss = -evaluation.logprobs.mean() + evaluation.values.pow(2).mean()
+        scores = policy.score_actions(observations, actions)
+        loss = -scores.logprobs.mean() + scores.values.pow(2).mean()
         loss.backward()
         grads.append([p.grad.clone() for p in policy.parameters() if p.grad is not None])
     assert len(grads[0]) == len(grads[1]) > 0

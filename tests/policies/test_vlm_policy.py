@@ -19,10 +19,10 @@ from distrl.core.observation import Observation
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
 from distrl.errors import InputError
-from distrl.policies.base import load_policy
+from distrl.policies.base import Choice, load_policy
 from distrl.policies.vlm import VLMPolicy
 from distrl.policies.vlm import policy as policy_module
-from distrl.policies.vlm.decoding import sample, teacher_force
+from distrl.policies.vlm.decoding import Decoding, sample, teacher_force
 from distrl.runtime.components import build_policy
 from distrl.runtime.learner import Learner
 
@@ -57,10 +57,10 @@ def policy() -> VLMPolicy:
     return VLMPolicy(TINY, INSTRUCTIONS)
 
 
-def test_act_and_evaluate_agree(policy: VLMPolicy, observations: list[Observation]) -> None:
+def test_act_and_score_actions_agree(policy: VLMPolicy, observations: list[Observation]) -> None:
     out = policy.act(observations, generator=torch.Generator().manual_seed(0))
     assert len(out.actions) == len(observations)
-    ev = policy.evaluate(observations, out.actions)
+    ev = policy.score_actions(observations, out.actions)
     assert ev.logprobs.requires_grad
     assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4, rtol=0)
     assert torch.allclose(out.entropies, ev.entropies.detach(), atol=1e-4, rtol=0)
@@ -76,28 +76,19 @@ def test_generated_tokens_rescored_by_teacher_forcing(
     policy: VLMPolicy, observations: list[Observation]
 ) -> None:
     """The sampled path itself: generate's per-token log-probs summed equal one teacher-forced
-    pass over the same tokens (what evaluate computes when the text is canonical)."""
+    pass over the same tokens (what score_actions computes when the text is canonical)."""
     inputs = policy.prompts.inputs(observations, policy.device)
     for temperature, greedy in ((1.0, False), (0.7, False), (1.0, True)):
-        sampled = sample(
-            policy.model,
-            inputs,
-            temperature=temperature,
+        decoding = Decoding(
+            temperature,
             max_new_tokens=24,
-            greedy=greedy,
-            generator=torch.Generator().manual_seed(1),
             eos_token_id=policy.prompts.eos_token_id,
             pad_token_id=policy.prompts.pad_token_id,
             pool=True,
         )
-        forced = teacher_force(
-            policy.model,
-            inputs,
-            sampled.tokens,
-            temperature=temperature,
-            pad_token_id=policy.prompts.pad_token_id,
-            pool=True,
-        )
+        choice = Choice(greedy, torch.Generator().manual_seed(1))
+        sampled = sample(policy.model, inputs, decoding, choice)
+        forced = teacher_force(policy.model, inputs, sampled.tokens, decoding)
         assert torch.allclose(sampled.scores.logprobs, forced.logprobs, atol=1e-4, rtol=0)
         assert torch.allclose(sampled.scores.entropies, forced.entropies, atol=1e-4, rtol=0)
         assert torch.allclose(sampled.scores.features, forced.features, atol=1e-4, rtol=0)
@@ -107,21 +98,14 @@ def test_canonical_text_is_scored_from_the_generation(
     policy: VLMPolicy, observations: list[Observation], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """When the model writes an action's canonical text, act reports generate's own sum (no
-    re-scoring), and evaluate reproduces it."""
+    re-scoring), and score_actions reproduces it."""
     wanted = [Action.tap(0.25, 0.5), Action.press_home()] * (len(observations) // 2)
     targets = [policy.prompts.action_ids(a) for a in wanted]
     real_sample = policy_module.sample
 
-    def forced_sample(model, inputs, **kwargs):
-        out = real_sample(model, inputs, **kwargs)
-        scores = teacher_force(
-            model,
-            inputs,
-            targets,
-            temperature=kwargs["temperature"],
-            pad_token_id=kwargs["pad_token_id"],
-            pool=kwargs["pool"],
-        )
+    def forced_sample(model, inputs, decoding, choice):
+        out = real_sample(model, inputs, decoding, choice)
+        scores = teacher_force(model, inputs, targets, decoding)
         return type(out)(targets, scores)
 
     rescored: list[int] = []
@@ -132,7 +116,7 @@ def test_canonical_text_is_scored_from_the_generation(
         out = policy.act(observations)
     assert out.actions == wanted
     assert rescored == []
-    ev = policy.evaluate(observations, out.actions)
+    ev = policy.score_actions(observations, out.actions)
     assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4, rtol=0)
 
 
@@ -164,7 +148,7 @@ def _windows(policy: VLMPolicy, observations: list[Observation]) -> list[StepWin
     """Two 3-step windows of demonstrated actions with rewards, behaviour log-probs from
     ``policy``."""
     with torch.no_grad():
-        logprobs = policy.evaluate(observations, DEMO_ACTIONS).logprobs
+        logprobs = policy.score_actions(observations, DEMO_ACTIONS).logprobs
     actions = DEMO_ACTIONS
     windows = []
     for start in (0, 3):
@@ -255,7 +239,7 @@ def test_checkpoint_round_trip(
     loaded = load_policy(path)
     assert isinstance(loaded, VLMPolicy) and loaded.version == 7
     actions = [Action.tap(0.5, 0.5), Action.type_text("hello")] * (len(observations) // 2)
-    a, b = policy.evaluate(observations, actions), loaded.evaluate(observations, actions)
+    a, b = policy.score_actions(observations, actions), loaded.score_actions(observations, actions)
     assert torch.allclose(a.logprobs, b.logprobs, atol=1e-5, rtol=0)
     assert torch.allclose(a.values, b.values, atol=1e-5, rtol=0)
 
@@ -265,7 +249,7 @@ def test_separate_critic_and_trajectory_value(observations: list[Observation]) -
         VLMPolicyConfig(tiny=True, max_new_tokens=8, critic="separate"), INSTRUCTIONS
     )
     out = policy.act(observations[:2], generator=torch.Generator().manual_seed(0))
-    ev = policy.evaluate(observations[:2], out.actions)
+    ev = policy.score_actions(observations[:2], out.actions)
     assert torch.allclose(out.values, ev.values.detach(), atol=1e-5)
     assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4)
     assert policy.trajectory_value(observations[:2]).shape == (2,)

@@ -55,9 +55,9 @@ def test_runs_exactly_the_quota_and_steps_carry_behaviour_logprobs() -> None:
     assert len({t.device_id for t in finished}) == 4
     assert all(not (s.episode or s.call) for s in worker.slots)  # quota met: all idle
     steps = [s for t in finished for s in t.steps]
-    evaluation = worker.policy.evaluate([s.observation for s in steps], [s.action for s in steps])
+    scores = worker.policy.score_actions([s.observation for s in steps], [s.action for s in steps])
     recorded = torch.tensor([s.behaviour_logprob for s in steps])
-    assert torch.allclose(evaluation.logprobs.detach(), recorded, atol=1e-5)
+    assert torch.allclose(scores.logprobs.detach(), recorded, atol=1e-5)
     assert worker.stats.busy_seconds > 0
     worker.close()
 

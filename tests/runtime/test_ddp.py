@@ -41,7 +41,7 @@ def windows() -> list[StepWindow]:
             observations.append(env.step(action)[0])
         taken = actions[:length]
         with torch.no_grad():
-            behaviour = policy.evaluate(observations, taken).logprobs
+            behaviour = policy.score_actions(observations, taken).logprobs
         out.append(
             StepWindow(
                 trajectory_id=f"t{index}",

@@ -57,9 +57,9 @@ def test_worker_tags_steps_with_behaviour_logprob_and_version() -> None:
     assert len(trajectories) >= 5 and all(t.steps[-1].done for t in trajectories)
     steps = [s for t in trajectories for s in t.steps]
     assert all(s.policy_version == 7 for s in steps)
-    evaluation = policy.evaluate([s.observation for s in steps], [s.action for s in steps])
+    scores = policy.score_actions([s.observation for s in steps], [s.action for s in steps])
     recorded = torch.tensor([s.behaviour_logprob for s in steps])
-    assert torch.allclose(evaluation.logprobs.detach(), recorded, atol=1e-5)
+    assert torch.allclose(scores.logprobs.detach(), recorded, atol=1e-5)
 
 
 def test_learner_updates_publish_versions_and_drop_stale_windows() -> None:

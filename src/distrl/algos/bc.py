@@ -22,9 +22,9 @@ def bc_loss(policy: Policy, pairs: Sequence[tuple[Observation, Action]]) -> torc
     """Mean negative log-likelihood of the demonstrated actions the policy can represent."""
     observations = [obs for obs, _ in pairs]
     actions = [action for _, action in pairs]
-    evaluation = policy.evaluate(observations, actions)
-    mask = evaluation.representable.float()
-    return -(evaluation.logprobs * mask).sum() / mask.sum().clamp(min=1.0)
+    scores = policy.score_actions(observations, actions)
+    mask = scores.representable.float()
+    return -(scores.logprobs * mask).sum() / mask.sum().clamp(min=1.0)
 
 
 def behaviour_clone(

@@ -82,17 +82,17 @@ def score_windows(policy: Policy, windows: Sequence[StepWindow]) -> WindowBatch:
     valid = mask.bool()
     observations = [obs for w in windows for obs in w.observations]
     actions = [action for w in windows for action in w.actions]
-    evaluation = policy.evaluate(observations, actions)
+    scores = policy.score_actions(observations, actions)
 
     def scatter(flat: torch.Tensor) -> torch.Tensor:
         return torch.zeros(batch, length).masked_scatter(valid, flat.float())
 
     return WindowBatch(
         mask=mask,
-        logprobs=scatter(evaluation.logprobs),
-        entropies=scatter(evaluation.entropies),
-        values=scatter(evaluation.values),
-        representable=scatter(evaluation.representable.float()),
+        logprobs=scatter(scores.logprobs),
+        entropies=scatter(scores.entropies),
+        values=scatter(scores.values),
+        representable=scatter(scores.representable.float()),
         behaviour_logprobs=padded([w.behaviour_logprobs for w in windows], length),
         rewards=padded([w.rewards for w in windows], length),
         dones=padded([[float(d) for d in w.dones] for w in windows], length),

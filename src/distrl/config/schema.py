@@ -799,7 +799,7 @@ class VLMPolicyConfig(ConfigSection):
         ge=0.0,
         lt=1.0,
         description="LoRA dropout (only active if the policy is put in train mode; act and "
-        "evaluate run in eval mode so that their log-probs agree).",
+        "score_actions run in eval mode so that their log-probs agree).",
     )
     target_modules: list[str] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],

@@ -12,6 +12,8 @@ from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 
+__all__ = ["DeviceEnv", "StepRules", "episode_end", "step_info"]
+
 
 @runtime_checkable
 class DeviceEnv(Protocol):
@@ -63,3 +65,40 @@ def step_info(
         "device_seconds": device_seconds,
         **extra,
     }
+
+
+class StepRules:
+    """The end of a step as every backend writes it: a backend that keeps its ``task``,
+    ``steps`` taken and ``done`` flag gets :meth:`_finish_step` from this mixin."""
+
+    task: Task | None
+    steps: int
+    done: bool
+
+    def _finish_step(
+        self,
+        action: Action,
+        *,
+        event: str,
+        success: bool,
+        device_seconds: float,
+        task_over: bool | None = None,
+        **info: Any,
+    ) -> dict[str, Any]:
+        """Set ``done`` by :func:`episode_end` and return the step's :func:`step_info`.
+
+        ``task_over`` is for a backend whose task can end without success (a MiniWoB page that
+        finished with no reward); by default the task is over when it succeeded. ``info``: the
+        rest of :func:`step_info`'s keywords."""
+        assert self.task is not None
+        over = success if task_over is None else task_over
+        self.done, truncated = episode_end(over, action.is_status, self.steps, self.task.horizon)
+        return step_info(
+            event=event,
+            success=success,
+            truncated=truncated,
+            steps=self.steps,
+            action=action,
+            device_seconds=device_seconds,
+            **info,
+        )

@@ -151,19 +151,12 @@ def _parse_line(line: str, where: str) -> Task:
             "spec.template may leave it out)"
         )
     _check_spec(record, where)
-    instruction = record.instruction
-    if instruction is None:
-        instruction = _worded_by_template(record)
-    horizon = record.horizon if record.horizon is not None else _default_horizon(record.suite)
-    return Task(
-        task_id=record.task_id,
-        instruction=instruction,
-        suite=record.suite,
-        split=record.split,
-        backend=record.backend,
-        spec=record.spec,
-        horizon=horizon,
-    )
+    fields = dict(record)  # a record has the fields of a Task; instruction and horizon may be
+    if record.instruction is None:  # left out: the template words one, the suite has a horizon
+        fields["instruction"] = _worded_by_template(record)
+    if record.horizon is None:
+        fields["horizon"] = _default_horizon(record.suite)
+    return Task(**fields)
 
 
 def _worded_by_template(record: TaskRecord) -> str:

@@ -5,7 +5,7 @@ is a labelled set for any judge that will later score real devices. The figures 
 RL are the two error rates: a **false positive** (judge says success, the episode failed) rewards
 the wrong behaviour, a **false negative** withholds reward from the right one.
 
-Each trajectory is judged as it would be at its last step: its screens (every step's
+Each trajectory is judged as it would be at its last step: its screenshots (every step's
 observation, then the final one) and all its actions.
 
 >>> # metrics = judge_eval(TrajectoryStore(run_dir / "trajectories").load(), VLMJudge(cfg))
@@ -31,12 +31,12 @@ DEFAULT_WORKERS = 4
 _STAT_KEYS = ("requests", "cache_hits", "retries", "unparseable")
 
 
-def episode_screens(trajectory: Trajectory) -> list[np.ndarray]:
+def episode_screenshots(trajectory: Trajectory) -> list[np.ndarray]:
     """Every screen of the episode, oldest first: each step's observation, then the final one."""
-    screens = [step.observation.screenshot for step in trajectory.steps]
+    screenshots = [step.observation.screenshot for step in trajectory.steps]
     if trajectory.final_observation is not None:
-        screens.append(trajectory.final_observation.screenshot)
-    return screens
+        screenshots.append(trajectory.final_observation.screenshot)
+    return screenshots
 
 
 def episode_actions(trajectory: Trajectory) -> list[Action]:
@@ -44,13 +44,13 @@ def episode_actions(trajectory: Trajectory) -> list[Action]:
 
 
 def has_screenshots(trajectory: Trajectory) -> bool:
-    """False when the screens are the store's stand-ins: all-black arrays (saved without
+    """False when the screenshots are the store's stand-ins: all-black arrays (saved without
     ``--save-screens``) or 1x1 placeholders (``without_screenshots``). A rendered screen is never
     entirely black, so checking the last one is enough."""
-    screens = episode_screens(trajectory)
-    if not screens:
+    screenshots = episode_screenshots(trajectory)
+    if not screenshots:
         return False
-    last = screens[-1]
+    last = screenshots[-1]
     return last.size > 3 and bool(np.any(last))
 
 
@@ -102,7 +102,7 @@ def judge_eval(
         started = time.monotonic()
         try:
             verdict = judge.judge(
-                trajectory.task, episode_screens(trajectory), episode_actions(trajectory)
+                trajectory.task, episode_screenshots(trajectory), episode_actions(trajectory)
             )
         except BaseException:
             failed.set()

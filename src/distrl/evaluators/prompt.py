@@ -54,14 +54,14 @@ SYSTEM_TEXT = (
 class JudgePrompt:
     """One judgement's request: the chat ``messages`` plus what identifies it for the cache.
 
-    ``text`` is every text part joined (system and user); ``images_png`` are the PNG bytes of
-    the screenshots as sent. Model, text and images together determine the answer of a
+    ``text`` is every text part joined (system and user); ``screenshots_png`` are the PNG bytes of
+    the screenshots as sent. Model, text and screenshots together determine the answer of a
     deterministic judge, so they make the cache key.
     """
 
     messages: list[dict[str, Any]]
     text: str
-    images_png: tuple[bytes, ...]
+    screenshots_png: tuple[bytes, ...]
 
 
 def _point(point: tuple[float, float]) -> str:
@@ -125,21 +125,21 @@ def build_prompt(
     actions: Sequence[Action],
     config: VLMJudgeConfig,
 ) -> JudgePrompt:
-    """The request for one judgement: the last ``config.screenshots`` screens, downscaled."""
+    """The request for one judgement: the last ``config.screenshots`` screenshots, downscaled."""
     if not screenshots:
         raise ValueError("a VLM judgement needs at least one screenshot (the current screen)")
     shown = list(screenshots)[-config.screenshots :]
-    images = tuple(encode_screenshot(s, config.max_image_side) for s in shown)
+    pngs = tuple(encode_screenshot(s, config.max_image_side) for s in shown)
     intro = (
         f"Task instruction: {task.instruction}\n\n"
         f"Actions taken by the agent, oldest first:\n{action_history(actions)}\n\n"
-        f"Below are the last {len(images)} screenshot(s), oldest first."
+        f"Below are the last {len(pngs)} screenshot(s), oldest first."
     )
     content: list[dict[str, Any]] = [{"type": "text", "text": intro}]
     texts = [SYSTEM_TEXT, intro]
-    for index, png in enumerate(images, start=1):
-        label = f"Screenshot {index} of {len(images)}" + (
-            " (the current screen):" if index == len(images) else ":"
+    for index, png in enumerate(pngs, start=1):
+        label = f"Screenshot {index} of {len(pngs)}" + (
+            " (the current screen):" if index == len(pngs) else ":"
         )
         content.append({"type": "text", "text": label})
         content.append({"type": "image_url", "image_url": {"url": png_data_url(png)}})
@@ -154,4 +154,4 @@ def build_prompt(
         {"role": "system", "content": SYSTEM_TEXT},
         {"role": "user", "content": content},
     ]
-    return JudgePrompt(messages=messages, text="\n".join(texts), images_png=images)
+    return JudgePrompt(messages=messages, text="\n".join(texts), screenshots_png=pngs)

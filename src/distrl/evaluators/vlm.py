@@ -150,7 +150,7 @@ def retry_after_seconds(headers: Any) -> float | None:
 def cache_key(model: str, prompt: JudgePrompt) -> str:
     """SHA-256 over model, prompt text and every image, each length-prefixed (no ambiguity)."""
     digest = hashlib.sha256()
-    for part in (model.encode("utf-8"), prompt.text.encode("utf-8"), *prompt.images_png):
+    for part in (model.encode("utf-8"), prompt.text.encode("utf-8"), *prompt.screenshots_png):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     return digest.hexdigest()

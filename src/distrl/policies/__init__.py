@@ -1,12 +1,12 @@
 """Policies: map observations to actions and score actions they did not choose.
 
-``Policy`` is the protocol workers and learners use; ``SmallPolicy`` is the CPU default (a pointer
+``Policy`` is the base class workers and learners use; ``SmallPolicy`` is the CPU default (a pointer
 network over the element list). Load any saved policy with :func:`load_policy`.
 """
 
 from distrl.policies.base import (
     POLICY_REGISTRY,
-    Evaluation,
+    ActionScores,
     Policy,
     PolicyCheckpointError,
     PolicyOutput,
@@ -18,7 +18,7 @@ from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 
 __all__ = [
     "POLICY_REGISTRY",
-    "Evaluation",
+    "ActionScores",
     "Policy",
     "PolicyCheckpointError",
     "PolicyOutput",

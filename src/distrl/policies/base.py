@@ -1,11 +1,11 @@
-"""The ``Policy`` protocol: what workers call to act and what learners call to score.
+"""The ``Policy`` base class: what workers call to act and what learners call to score.
 
 Off-policy learning needs two views of one distribution. A worker *acts*: it samples actions and
 records their behaviour log-prob mu(a|s), entropy and the critic's value with the weights
-``version`` that acted. Later the learner *evaluates* the stored actions under its newer weights
+``version`` that acted. Later the learner *scores* the stored actions under its newer weights
 pi(a|s), differentiably, to form rho = pi / mu. Both views must score an action identically
 (same composite decomposition, same masks), or every importance ratio is biased; the tests check
-that ``act`` and ``evaluate`` agree to float32 precision.
+that ``act`` and ``score_actions`` agree to float32 precision.
 
 Actions arrive in the device's action space (AitW :class:`Action`), not the policy's. An action
 the policy cannot express (a tap on empty space, text it has no candidate for, an INVALID parse)
@@ -22,11 +22,13 @@ True
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, TypeVar
 
 import torch
+from torch import nn
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation
@@ -36,7 +38,8 @@ from distrl.torch_files import read_torch_file
 __all__ = [
     "CHECKPOINT_FORMAT",
     "POLICY_REGISTRY",
-    "Evaluation",
+    "ActionScores",
+    "Choice",
     "Policy",
     "PolicyCheckpointError",
     "PolicyOutput",
@@ -63,8 +66,8 @@ class PolicyOutput(NamedTuple):
     values: torch.Tensor
 
 
-class Evaluation(NamedTuple):
-    """What :meth:`Policy.evaluate` returns: differentiable ``[B]`` tensors.
+class ActionScores(NamedTuple):
+    """What :meth:`Policy.score_actions` returns: differentiable ``[B]`` tensors.
 
     ``representable[b]`` is False when the policy has no way to emit ``actions[b]``; its
     ``logprobs[b]`` is then 0 and must be masked out of any policy loss (entropy and value stay
@@ -77,19 +80,36 @@ class Evaluation(NamedTuple):
     representable: torch.Tensor
 
 
-@runtime_checkable
-class Policy(Protocol):
-    """A learnable policy with a step critic.
+class Choice(NamedTuple):
+    """How :meth:`Policy.act` chooses among the actions it scores: the most likely one when
+    ``greedy`` (evaluation), else a draw from ``generator`` (exploration; ``None``: torch's
+    global RNG)."""
+
+    greedy: bool
+    generator: torch.Generator | None
+
+    def pick(self, logp: torch.Tensor) -> torch.Tensor:
+        """One index per row of the log-probabilities ``logp`` ``[B, N]``."""
+        if self.greedy:
+            return logp.argmax(dim=1)
+        return torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(1)
+
+
+class Policy(nn.Module, ABC):
+    """A learnable policy with a step critic: the base class of every policy.
 
     ``version`` is the weights version: the learner increments it each time it publishes
     weights, workers copy it into every step they record, and staleness is the difference.
+    The class holds what every policy does the same way (``act`` runs without gradients and
+    delegates to ``_act``); each policy supplies the rest.
     """
 
     version: int
     #: Whether the policy looks at screenshots; when False a learner keeps replayed observations
     #: without pixels (a learner treats a policy that does not say as one that does).
-    uses_screenshots: bool
+    uses_screenshots: bool = True
 
+    @torch.no_grad()
     def act(
         self,
         observations: Sequence[Observation],
@@ -98,41 +118,37 @@ class Policy(Protocol):
         generator: torch.Generator | None = None,
     ) -> PolicyOutput:
         """Choose one valid action per observation (argmax when ``greedy``); deterministic
-        given ``generator``'s state."""
-        ...
+        given ``generator``'s state. No gradients: a worker only records what it did."""
+        return self._act(observations, Choice(greedy, generator))
 
-    def evaluate(
+    @abstractmethod
+    def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:
+        """:meth:`act`'s work, with gradients off and ``choice`` saying how to choose."""
+
+    @abstractmethod
+    def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
-    ) -> Evaluation:
+    ) -> ActionScores:
         """Score ``actions`` under the current weights, with gradients; never raises for an
         action the policy cannot represent."""
-        ...
 
+    @abstractmethod
     def value(self, observations: Sequence[Observation]) -> torch.Tensor:
         """Step critic V(s), ``[B]``, differentiable (bootstrap values for Retrace windows)."""
-        ...
 
+    @abstractmethod
     def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
         """Instruction-level critic V(instruction, s0) as an unbounded score (a logit),
         ``[B]``, differentiable: DigiRL's curriculum ranks episodes by R - V."""
-        ...
 
-    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]:
-        """What the learner's optimiser updates."""
-        ...
-
-    def state_dict(self) -> Mapping[str, Any]: ...
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any: ...
-
+    @abstractmethod
     def save(self, path: str | Path) -> None:
         """Write weights, config and version to ``path`` (one file)."""
-        ...
 
     @classmethod
+    @abstractmethod
     def load(cls, path: str | Path) -> Policy:
         """Rebuild the policy saved at ``path``, config and version included."""
-        ...
 
 
 def reads_screenshots(policy: Policy) -> bool:

@@ -55,7 +55,8 @@ _TRIM = " \t\n.,;:!?\"'()[]{}\u201c\u201d\u2018\u2019"
 def extract_candidates(instruction: str, max_candidates: int = DEFAULT_MAX_CANDIDATES) -> list[str]:
     """Deduplicated candidate texts for ``instruction``, most typical first, at most
     ``max_candidates``. Every candidate is non-empty and stripped; the result is a pure function
-    of the instruction (the policy's TYPE head indexes into it, so act and evaluate must agree).
+    of the instruction (the policy's TYPE head indexes into it, so act and score_actions must
+    agree).
     """
     ordered: list[str] = []
     seen: set[str] = set()

@@ -38,7 +38,7 @@ import re
 import zlib
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -242,7 +242,7 @@ class ObservationFeatures:
 
     ``tap_targets[i]`` says whether tapping element ``i``'s centre reaches element ``i`` itself
     (no later element covers that point): only those are offered to the pointer, so that the tap
-    an ``act`` emits maps back to the same element in ``evaluate``.
+    an ``act`` emits maps back to the same element in ``score_actions``.
     """
 
     instruction_tokens: np.ndarray  # [L] int64
@@ -289,39 +289,33 @@ class FeatureBatch:
         return int(self.instruction_tokens.shape[0])
 
 
+@dataclass(eq=False)
 class ObservationFeaturizer:
     """Turns observations into :class:`ObservationFeatures` (and batches of them).
 
     ``max_elements`` is a safety cap: PhoneSim screens list at most ~30 elements; if a backend
     lists more, the *last* ones are kept, because later elements are on top and take the taps.
+    ``cache_size`` encodings are kept by observation content (0: no cache).
     """
 
-    def __init__(
-        self,
-        hash_buckets: int = 4096,
-        max_text_tokens: int = 48,
-        kind_buckets: int = 32,
-        history: int = 4,
-        max_elements: int = 128,
-        max_candidates: int = DEFAULT_MAX_CANDIDATES,
-        horizon_scale: float = 20.0,
-        char_trigrams: bool = True,
-        cache_size: int = 0,
-    ):
-        if hash_buckets < 2 or kind_buckets < 2:
+    hash_buckets: int = 4096
+    max_text_tokens: int = 48
+    kind_buckets: int = 32
+    history: int = 4
+    max_elements: int = 128
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+    horizon_scale: float = 20.0
+    char_trigrams: bool = True
+    cache_size: int = 0
+    _cache: OrderedDict[Hashable, ObservationFeatures] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.hash_buckets < 2 or self.kind_buckets < 2:
             raise ValueError("hash_buckets and kind_buckets must be at least 2 (0 is padding)")
-        self.hash_buckets = hash_buckets
-        self.max_text_tokens = max_text_tokens
-        self.kind_buckets = kind_buckets
-        self.history = history
-        self.max_elements = max_elements
-        self.max_candidates = max_candidates
-        self.horizon_scale = horizon_scale
-        self.char_trigrams = char_trigrams
-        if cache_size < 0:
+        if self.cache_size < 0:
             raise ValueError("cache_size must be >= 0 (0: no cache)")
-        self.cache_size = cache_size
-        self._cache: OrderedDict[Hashable, ObservationFeatures] = OrderedDict()
 
     def candidates(self, instruction: str) -> tuple[str, ...]:
         return _cached_candidates(instruction, self.max_candidates)

@@ -32,6 +32,7 @@ from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv
 from distrl.policies.base import Policy
+from distrl.runtime.acting import ActingWorker
 from distrl.runtime.drops import DropLog
 from distrl.runtime.episode import EpisodeInProgress
 
@@ -84,7 +85,7 @@ class _Slot:
     device_id: str = field(default="")
 
 
-class AsyncWorker:
+class AsyncWorker(ActingWorker):
     """Runs episodes on ``num_devices`` devices built by ``make_device(index, incarnation)``."""
 
     def __init__(
@@ -101,13 +102,9 @@ class AsyncWorker:
     ):
         if num_devices < 1:
             raise ValueError("a worker needs at least one device")
+        super().__init__(policy, next_task, worker_id=worker_id, seed=seed, greedy=greedy)
         self.make_device = make_device
-        self.policy = policy
-        self.next_task = next_task
-        self.worker_id = worker_id
-        self.greedy = greedy
         self.step_timeout_seconds = step_timeout_seconds
-        self.generator = torch.Generator().manual_seed(seed)
         self.stats = CollectStats()
         #: Why episodes were dropped, since the last :meth:`take_drops`.
         self.drops = DropLog()
@@ -123,12 +120,6 @@ class AsyncWorker:
         """The drops since the last call (their causes travel with a period's figures)."""
         drops, self.drops = self.drops, DropLog()
         return drops
-
-    def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
-        """Swap in newer weights; episodes in flight continue under them (steps record the
-        version that acted)."""
-        self.policy.load_state_dict(state_dict)
-        self.policy.version = version
 
     # -- the loop ----------------------------------------------------------------------------------
     def run(
@@ -187,7 +178,7 @@ class AsyncWorker:
             assert episode is not None
             observations.append(episode.observation)
         with torch.no_grad():
-            output = self.policy.act(observations, greedy=self.greedy, generator=self.generator)
+            output = self.act(observations)
         for k, index in enumerate(waiting):
             slot = self.slots[index]
             action = output.actions[k]

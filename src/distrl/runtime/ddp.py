@@ -5,7 +5,7 @@ One update on a batch of replayed windows is split into ``world_size x accumulat
 micro-batches of whole windows (Retrace runs along a window, so a window is never cut). Each
 process runs its micro-batches through the algorithm's loss, the gradients are averaged over the
 processes in one flat all-reduce (NCCL on GPUs, gloo on CPU; what ``DistributedDataParallel``
-does in buckets, without routing the loss through a wrapper module, so act/evaluate and the
+does in buckets, without routing the loss through a wrapper module, so act/score_actions and the
 loss stay as they are and a process with no windows simply contributes nothing), the gradient
 norm is clipped and every process takes the same optimiser step, so the replicas stay identical
 without sending weights. :func:`synchronized_step` is that step; the one-shot

@@ -55,6 +55,9 @@ def binomial_se(success_rate: float, episodes: int) -> float:
 
 @dataclass(frozen=True)
 class EvalResult:
+    """One evaluation: the fraction of ``episodes`` that succeeded, their mean length, and the
+    success rate of each task family (template) the episodes came from."""
+
     success_rate: float
     episodes: int
     mean_steps: float

@@ -122,6 +122,7 @@ def _play_episodes(
 ) -> PlayResult:
     store = TrajectoryStore(run_dir / "trajectories", save_screens=cfg.play.save_screens)
     result = PlayResult(run_dir, 0, 0)
+
     def count(trajectory: Trajectory) -> None:
         _count_episode(result, trajectory, on_episode)
 

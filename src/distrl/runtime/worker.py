@@ -20,6 +20,7 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv
 from distrl.errors import AllEpisodesDropped, one_line
 from distrl.policies.base import Policy
+from distrl.runtime.acting import ActingWorker
 from distrl.runtime.drops import DropLog
 from distrl.runtime.episode import EpisodeInProgress
 
@@ -41,7 +42,7 @@ class WorkerStats:
         return self.drops.count
 
 
-class Worker:
+class Worker(ActingWorker):
     """Runs episodes on ``devices`` with ``policy``; ``next_task`` picks each episode's task."""
 
     def __init__(
@@ -56,13 +57,8 @@ class Worker:
     ):
         if not devices:
             raise ValueError("a worker needs at least one device")
+        super().__init__(policy, next_task, worker_id=worker_id, seed=seed, greedy=greedy)
         self.devices = list(devices)
-        self.policy = policy
-        self.next_task = next_task
-        self.worker_id = worker_id
-        #: Act with the most likely action (evaluation) instead of sampling (exploration).
-        self.greedy = greedy
-        self.generator = torch.Generator().manual_seed(seed)
         self.stats = WorkerStats()
         self._drops_in_a_row = 0
         self._episodes: list[EpisodeInProgress | None] = [None] * len(self.devices)
@@ -71,12 +67,6 @@ class Worker:
         """Close every device (a browser or an adb connection must not outlive its worker)."""
         for device in self.devices:
             device.close()
-
-    def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
-        """Swap in newer weights (between steps; episodes in flight continue under them and the
-        steps record which version acted)."""
-        self.policy.load_state_dict(state_dict)
-        self.policy.version = version
 
     def _start(self, index: int) -> None:
         task = self.next_task()
@@ -104,9 +94,7 @@ class Worker:
         while len(finished) < num_episodes:
             episodes = [e for e in self._episodes if e is not None]
             with torch.no_grad():
-                output = self.policy.act(
-                    [e.observation for e in episodes], greedy=self.greedy, generator=self.generator
-                )
+                output = self.act([e.observation for e in episodes])
             for index, episode in enumerate(self._episodes):
                 assert episode is not None
                 action = output.actions[index]

@@ -45,7 +45,7 @@ from distrl.envs.android.adb_device import (
 from distrl.envs.android.emulator import EmulatorConsole
 from distrl.envs.android.escape import UntypeableText, quote
 from distrl.envs.android.ui_xml import UIDumpError, dump_packages, parse_ui_xml
-from distrl.envs.protocol import episode_end, step_info
+from distrl.envs.protocol import StepRules
 from distrl.errors import InputError
 from distrl.evaluators.base import SuccessJudge
 
@@ -75,7 +75,7 @@ def _pixel(coordinate: float, size: int) -> int:
     return min(max(int(coordinate * size), 0), size - 1)
 
 
-class AndroidEnv:
+class AndroidEnv(StepRules):
     """One Android device (phone, emulator or fake-adb phone) behind an adb server."""
 
     def __init__(
@@ -136,13 +136,10 @@ class AndroidEnv:
         except DeviceFault:
             self.faulted = True
             raise
-        self.done, truncated = episode_end(success, action.is_status, self.steps, self.task.horizon)
-        info = step_info(
+        info = self._finish_step(
+            action,
             event=event,
             success=success,
-            truncated=truncated,
-            steps=self.steps,
-            action=action,
             device_seconds=time.monotonic() - started,
             invalid_reason=refused,
         )

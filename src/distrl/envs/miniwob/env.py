@@ -56,7 +56,7 @@ from distrl.envs.miniwob.browser import (
 from distrl.envs.miniwob.dom import page_elements
 from distrl.envs.miniwob.solver import expert_action
 from distrl.envs.miniwob.tasks import SEED_RANGES, check_task_name
-from distrl.envs.protocol import episode_end, step_info
+from distrl.envs.protocol import StepRules
 from distrl.errors import InputError
 
 __all__ = ["MiniWoBEnv", "MiniWoBSetupError", "MiniWoBTaskError"]
@@ -74,7 +74,7 @@ class MiniWoBSetupError(InputError):
     """Chromium or chromedriver is missing."""
 
 
-class MiniWoBEnv:
+class MiniWoBEnv(StepRules):
     """One headless Chromium running MiniWoB++ tasks.
 
     >>> from distrl.envs.miniwob.tasks import miniwob_tasks
@@ -166,16 +166,12 @@ class MiniWoBEnv:
         state = self.state
         assert state is not None
         success = state.done and state.raw_reward > 0
-        self.done, truncated = episode_end(
-            state.done, action.is_status, self.steps, self.task.horizon
-        )
-        info = step_info(
+        info = self._finish_step(
+            action,
             event="+".join(ACTION_SPACE.action_types[c["action_type"]].value for c in commands),
             success=success,
-            truncated=truncated,
-            steps=self.steps,
-            action=action,
             device_seconds=seconds,
+            task_over=state.done,
             raw_reward=state.raw_reward,
             page_done=state.done,
             reason=state.reason,

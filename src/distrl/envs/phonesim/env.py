@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from distrl.config.schema import PhoneSimConfig
-from distrl.core.action import Action, ActionType
+from distrl.core.action import Action
 from distrl.core.faults import DeviceCrashed, DeviceFault
 from distrl.core.observation import NO_SCREENSHOT, Observation
 from distrl.core.task import Task
@@ -27,7 +27,7 @@ from distrl.envs.phonesim.render import Renderer
 from distrl.envs.phonesim.tasks.base import TaskTemplate
 from distrl.envs.phonesim.tasks.registry import TEMPLATES
 from distrl.envs.phonesim.world import populate_world
-from distrl.envs.protocol import episode_end, step_info
+from distrl.envs.protocol import StepRules
 from distrl.errors import InputError
 
 
@@ -35,7 +35,7 @@ class TaskError(InputError):
     """A task this backend cannot run (wrong backend, unknown template)."""
 
 
-class PhoneSimEnv:
+class PhoneSimEnv(StepRules):
     """One simulated phone.
 
     >>> from distrl.envs.phonesim.tasks.suites import load_suite
@@ -103,20 +103,7 @@ class PhoneSimEnv:
         self.steps += 1
         self.actions.append(action)
         success = self.is_success()
-        declared = action.action_type in (
-            ActionType.STATUS_TASK_COMPLETE,
-            ActionType.STATUS_TASK_IMPOSSIBLE,
-        )
-        assert self.task is not None
-        self.done, truncated = episode_end(success, declared, self.steps, self.task.horizon)
-        info = step_info(
-            event=event,
-            success=success,
-            truncated=truncated,
-            steps=self.steps,
-            action=action,
-            device_seconds=seconds,
-        )
+        info = self._finish_step(action, event=event, success=success, device_seconds=seconds)
         return self.observe(), float(success), self.done, info
 
     def close(self) -> None:

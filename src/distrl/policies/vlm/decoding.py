@@ -9,7 +9,7 @@ two agree to float32 rounding because they are the same arithmetic on the same p
 Entropy estimate: the sum of the per-token entropies H(pi(. | prompt, y_<t)) along the scored
 sequence. Along a sampled sequence its expectation is the entropy of the whole sequence
 distribution (chain rule, H(Y) = E[sum_t H(Y_t | Y_<t)]), which has no closed form; it is
-differentiable, and ``act`` and ``evaluate`` compute it on the same path.
+differentiable, and ``act`` and ``score_actions`` compute it on the same path.
 
 Sampling is pure temperature sampling: the model's own generation defaults (top-k, top-p,
 repetition penalty in a checkpoint's generation_config.json) are overridden, since any of them
@@ -19,12 +19,28 @@ would make the sampled distribution differ from the one the log-probs describe.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import torch
 from transformers import GenerationConfig
 
-__all__ = ["Sampled", "SequenceScores", "prompt_features", "sample", "teacher_force"]
+from distrl.policies.base import Choice
+
+__all__ = ["Decoding", "Sampled", "SequenceScores", "prompt_features", "sample", "teacher_force"]
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """What both ways of reading the model share: the sampling temperature the log-probs are
+    taken under, the longest action text, the tokenizer's end and padding ids, and whether to
+    also return the prompt's pooled features (for a critic head on the model)."""
+
+    temperature: float
+    max_new_tokens: int
+    eos_token_id: int
+    pad_token_id: int
+    pool: bool
 
 
 class SequenceScores(NamedTuple):
@@ -74,10 +90,7 @@ def teacher_force(
     model: Any,
     inputs: dict[str, Any],
     targets: Sequence[Sequence[int]],
-    *,
-    temperature: float,
-    pad_token_id: int,
-    pool: bool,
+    decoding: Decoding,
 ) -> SequenceScores:
     """Score ``targets[b]`` as the continuation of prompt ``b`` (left-padded ``inputs``), with
     gradients. Targets are appended after the prompt and padded on the right, which is where
@@ -86,7 +99,9 @@ def teacher_force(
     batch, prompt_length = input_ids.shape
     length = max(1, max((len(t) for t in targets), default=1))
     device = input_ids.device
-    target_ids = torch.full((batch, length), pad_token_id, dtype=input_ids.dtype, device=device)
+    target_ids = torch.full(
+        (batch, length), decoding.pad_token_id, dtype=input_ids.dtype, device=device
+    )
     target_mask = torch.zeros((batch, length), dtype=attention_mask.dtype, device=device)
     for row, tokens in enumerate(targets):
         if tokens:
@@ -100,11 +115,13 @@ def teacher_force(
     model_inputs["input_ids"] = torch.cat([input_ids, target_ids], dim=1)
     model_inputs["attention_mask"] = torch.cat([attention_mask, target_mask], dim=1)
     # Only the logits that predict target tokens (positions P-1 .. P+A-2) are computed.
-    out = model(**model_inputs, output_hidden_states=pool, logits_to_keep=length + 1)
+    out = model(**model_inputs, output_hidden_states=decoding.pool, logits_to_keep=length + 1)
     logits = out.logits[:, :length]
-    chosen, entropy = _token_scores(logits, target_ids, temperature)
+    chosen, entropy = _token_scores(logits, target_ids, decoding.temperature)
     weights = target_mask.to(chosen.dtype)
-    features = _pool(out.hidden_states[-1][:, :prompt_length], attention_mask) if pool else None
+    features = (
+        _pool(out.hidden_states[-1][:, :prompt_length], attention_mask) if decoding.pool else None
+    )
     return SequenceScores((chosen * weights).sum(dim=1), (entropy * weights).sum(dim=1), features)
 
 
@@ -114,54 +131,39 @@ def prompt_features(model: Any, inputs: dict[str, Any]) -> torch.Tensor:
     return _pool(out.hidden_states[-1], inputs["attention_mask"])
 
 
-def _generation_config(
-    *, greedy: bool, temperature: float, max_new_tokens: int, eos: int, pad: int, pool: bool
-) -> GenerationConfig:
+def _generation_config(decoding: Decoding, greedy: bool) -> GenerationConfig:
     sampling: dict[str, Any] = {"do_sample": False}
     if not greedy:
-        sampling = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
+        sampling = {
+            "do_sample": True,
+            "temperature": decoding.temperature,
+            "top_k": 0,
+            "top_p": 1.0,
+        }
     return GenerationConfig(
         **sampling,
-        max_new_tokens=max_new_tokens,
+        max_new_tokens=decoding.max_new_tokens,
         repetition_penalty=1.0,
-        eos_token_id=eos,
-        pad_token_id=pad,
+        eos_token_id=decoding.eos_token_id,
+        pad_token_id=decoding.pad_token_id,
         output_logits=True,
-        output_hidden_states=pool,
+        output_hidden_states=decoding.pool,
         return_dict_in_generate=True,
     )
 
 
 @torch.no_grad()
-def sample(
-    model: Any,
-    inputs: dict[str, Any],
-    *,
-    temperature: float,
-    max_new_tokens: int,
-    greedy: bool,
-    generator: torch.Generator | None,
-    eos_token_id: int,
-    pad_token_id: int,
-    pool: bool,
-) -> Sampled:
-    """Generate one action text per prompt (argmax when ``greedy``) and score it.
+def sample(model: Any, inputs: dict[str, Any], decoding: Decoding, choice: Choice) -> Sampled:
+    """Generate one action text per prompt (argmax when ``choice.greedy``) and score it.
 
     ``generate`` draws from torch's global RNG; it runs under a forked RNG seeded from
-    ``generator``, so a call is reproducible given the generator's state and leaves the
+    ``choice.generator``, so a call is reproducible given the generator's state and leaves the
     caller's global RNG untouched."""
-    config = _generation_config(
-        greedy=greedy,
-        temperature=temperature,
-        max_new_tokens=max_new_tokens,
-        eos=eos_token_id,
-        pad=pad_token_id,
-        pool=pool,
-    )
+    config = _generation_config(decoding, choice.greedy)
     device = inputs["input_ids"].device
     seed = None
-    if generator is not None:
-        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+    if choice.generator is not None:
+        seed = int(torch.randint(0, 2**62, (1,), generator=choice.generator))
     cuda = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda, enabled=seed is not None):
         if seed is not None:
@@ -176,13 +178,13 @@ def sample(
     lengths = torch.zeros(batch, dtype=torch.long, device=device)
     for step, logits in enumerate(out.logits):
         tokens = generated[:, step]
-        chosen, entropy = _token_scores(logits, tokens, temperature)
+        chosen, entropy = _token_scores(logits, tokens, decoding.temperature)
         logprobs += torch.where(running, chosen, 0.0)
         entropies += torch.where(running, entropy, 0.0)
         lengths += running.long()
-        running &= tokens != eos_token_id
+        running &= tokens != decoding.eos_token_id
     features = None
-    if pool:
+    if decoding.pool:
         features = _pool(out.hidden_states[0][-1][:, :prompt_length], inputs["attention_mask"])
     rows = [generated[b, : int(lengths[b])].tolist() for b in range(batch)]
     return Sampled(rows, SequenceScores(logprobs, entropies, features))

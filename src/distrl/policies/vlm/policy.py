@@ -10,7 +10,7 @@ score an action through its canonical text (:func:`~distrl.core.action.format_ac
 by end-of-sequence; the policy's probability of an action is taken to be the probability of that
 token sequence. When the model generated exactly the canonical tokens of what it chose (the
 normal case once it writes canonical text, e.g. after the behaviour-cloning warm start),
-``act`` reports the sum of the generated tokens' log-probs, and ``evaluate`` recomputes that
+``act`` reports the sum of the generated tokens' log-probs, and ``score_actions`` recomputes that
 number by teacher forcing. When it did not (other spacing, an unparsable string, no end token
 within ``max_new_tokens``), ``act`` scores the canonical text of what the parser made of it, so
 behaviour and target log-probs always describe the same event and the importance ratios stay
@@ -28,7 +28,7 @@ the frozen base, which every process builds (tiny) or loads (path) itself.
 >>> policy = VLMPolicy(VLMPolicyConfig(tiny=True, max_new_tokens=8))
 >>> obs = Observation(np.zeros((64, 32, 3), np.uint8), "Open the Clock app")
 >>> out = policy.act([obs], generator=torch.Generator().manual_seed(0))
->>> ev = policy.evaluate([obs], out.actions)
+>>> ev = policy.score_actions([obs], out.actions)
 >>> bool(torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4)), bool(ev.representable[0])
 (True, True)
 """
@@ -42,14 +42,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 from torch.nn.modules.module import _IncompatibleKeys
 
 from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action, parse_action
 from distrl.core.observation import Observation
 from distrl.policies.base import (
-    Evaluation,
+    ActionScores,
+    Choice,
+    Policy,
     PolicyCheckpointError,
     PolicyOutput,
     read_policy_file,
@@ -59,6 +60,7 @@ from distrl.policies.base import (
 from distrl.policies.vlm.backbone import load_backbone, resolve_device
 from distrl.policies.vlm.critic import PooledValueHeads, SeparateCritic
 from distrl.policies.vlm.decoding import (
+    Decoding,
     SequenceScores,
     prompt_features,
     sample,
@@ -90,8 +92,8 @@ def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 @register_policy("vlm")
-class VLMPolicy(nn.Module):
-    """A vision-language model policy with LoRA and a step critic; implements
+class VLMPolicy(Policy):
+    """A vision-language model policy with LoRA and a step critic; a
     :class:`~distrl.policies.base.Policy`."""
 
     #: The model reads the screenshot: replay and workers keep pixels for it.
@@ -106,15 +108,7 @@ class VLMPolicy(nn.Module):
         cfg = self.config
         device = resolve_device(cfg)
         base, processor = load_backbone(cfg, device, self.tokenizer_texts)
-        self.model = add_lora(
-            base,
-            enabled=cfg.lora,
-            r=cfg.lora_r,
-            alpha=cfg.lora_alpha,
-            dropout=cfg.lora_dropout,
-            target_modules=cfg.target_modules,
-            seed=cfg.seed,
-        )
+        self.model = add_lora(base, cfg)
         self.prompts = PromptBuilder(
             processor, history=cfg.history, screenshot_max_side=cfg.screenshot_max_side
         )
@@ -126,7 +120,7 @@ class VLMPolicy(nn.Module):
             else:
                 self.critic = SeparateCritic(cfg.seed + 1)
         self.critic.to(device)
-        # Eval mode throughout (no dropout): act and evaluate must compute the same function.
+        # Eval mode throughout (no dropout): act and score_actions must compute the same function.
         self.eval()
 
     @property
@@ -137,6 +131,17 @@ class VLMPolicy(nn.Module):
     def _pooled_critic(self) -> bool:
         return isinstance(self.critic, PooledValueHeads)
 
+    @property
+    def _decoding(self) -> Decoding:
+        """How this policy samples and scores text (read from the config at each call)."""
+        return Decoding(
+            self.config.temperature,
+            self.config.max_new_tokens,
+            self.prompts.eos_token_id,
+            self.prompts.pad_token_id,
+            pool=self._pooled_critic,
+        )
+
     def _threads(self) -> contextlib.AbstractContextManager[None]:
         """The torch thread count for this policy's forward passes (CPU only)."""
         count = self.config.cpu_threads
@@ -145,47 +150,25 @@ class VLMPolicy(nn.Module):
         return _torch_threads(count if self.device.type == "cpu" else None)
 
     # -- Policy --------------------------------------------------------------------------------
-    @torch.no_grad()
-    def act(
-        self,
-        observations: Sequence[Observation],
-        *,
-        greedy: bool = False,
-        generator: torch.Generator | None = None,
-    ) -> PolicyOutput:
+    def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:
         if not observations:
             raise ValueError("act needs at least one observation")
         actions: list[Action] = []
         parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         with self._threads():
             for chunk in _chunks(observations, self.config.max_batch_size):
-                chunk_actions, logprobs, entropies, values = self._act_chunk(
-                    chunk, greedy, generator
-                )
+                chunk_actions, logprobs, entropies, values = self._act_chunk(chunk, choice)
                 actions.extend(chunk_actions)
                 parts.append((logprobs, entropies, values))
         logprobs, entropies, values = (torch.cat(p).float().cpu() for p in zip(*parts, strict=True))
         return PolicyOutput(actions, logprobs, entropies, values)
 
     def _act_chunk(
-        self,
-        observations: Sequence[Observation],
-        greedy: bool,
-        generator: torch.Generator | None,
+        self, observations: Sequence[Observation], choice: Choice
     ) -> tuple[list[Action], torch.Tensor, torch.Tensor, torch.Tensor]:
-        cfg, prompts = self.config, self.prompts
+        prompts = self.prompts
         inputs = prompts.inputs(observations, self.device)
-        sampled = sample(
-            self.model,
-            inputs,
-            temperature=cfg.temperature,
-            max_new_tokens=cfg.max_new_tokens,
-            greedy=greedy,
-            generator=generator,
-            eos_token_id=prompts.eos_token_id,
-            pad_token_id=prompts.pad_token_id,
-            pool=self._pooled_critic,
-        )
+        sampled = sample(self.model, inputs, self._decoding, choice)
         # Every generated string goes to the parser (which never raises).
         texts = [
             prompts.decode(t[:-1] if t and t[-1] == prompts.eos_token_id else t)
@@ -217,21 +200,19 @@ class VLMPolicy(nn.Module):
             self.model,
             inputs,
             [self.prompts.action_ids(action) for action in actions],
-            temperature=self.config.temperature,
-            pad_token_id=self.prompts.pad_token_id,
-            pool=self._pooled_critic,
+            self._decoding,
         )
 
-    def evaluate(
+    def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
-    ) -> Evaluation:
+    ) -> ActionScores:
         if len(actions) != len(observations):
             raise ValueError(
                 f"got {len(actions)} actions for {len(observations)} observations; "
                 "pass one action per observation"
             )
         if not observations:
-            raise ValueError("evaluate needs at least one observation")
+            raise ValueError("score_actions needs at least one observation")
         size = self.config.max_batch_size
         logprobs, entropies, values = [], [], []
         for obs_chunk, action_chunk in zip(
@@ -246,7 +227,7 @@ class VLMPolicy(nn.Module):
                 values.append(self.critic.value(scores.features))
             else:
                 values.append(self.critic.value(obs_chunk))
-        return Evaluation(
+        return ActionScores(
             logprobs=torch.cat(logprobs).float(),
             entropies=torch.cat(entropies).float(),
             values=torch.cat(values).float(),

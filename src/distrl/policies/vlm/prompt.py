@@ -1,9 +1,9 @@
 """Observation -> the VLM's inputs: the AitW-style prompt (instruction, previous actions,
 screenshot) through the model's own chat template and processor, and actions -> target tokens.
 
-Why a separate module: ``act`` and ``evaluate`` must feed the model byte-identical prompts, or the
-behaviour and target log-probs of one action differ for reasons that have nothing to do with the
-weights. Everything that turns an observation into tokens lives here, once.
+Why a separate module: ``act`` and ``score_actions`` must feed the model byte-identical prompts,
+or the behaviour and target log-probs of one action differ for reasons that have nothing to do
+with the weights. Everything that turns an observation into tokens lives here, once.
 
 Screenshots are downscaled here (``screenshot_max_side``) before the processor sees them: a
 360x720 PhoneSim screen costs a real VLM hundreds of image tokens, and most processors would
