@@ -237,23 +237,8 @@ def _add_run_commands(command: Callable[..., Any]) -> None:
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its checkpoint")
     config_flag(train, "--runtime", key="train.runtime", help="where the parts run")
     config_flag(train, "--mode", key="train.mode", help="ray runtime: async or sync rounds")
-    config_flag(
-        train,
-        "--algo",
-        key="train.algo",
-        help="algorithm: aride, digirl, fbc or a plug-in module:attribute",
-        choices=False,
-        metavar="ALGO",
-    )
-    config_flag(
-        train,
-        "--policy",
-        key="policy.kind",
-        dest="policy_kind",
-        help="policy: small, vlm or a plug-in module:attribute",
-        choices=False,
-        metavar="POLICY",
-    )
+    _plugin_flag(train, "--algo", "train.algo", "algorithm: aride, digirl, fbc")
+    _plugin_flag(train, "--policy", "policy.kind", "policy: small, vlm", dest="policy_kind")
     train.add_argument(
         "--vlm",
         metavar="tiny|PATH",
@@ -322,16 +307,13 @@ def _add_service_commands(command: Callable[..., Any]) -> None:
         type=count(1, 1_000_000),
         help="judge at most N trajectories (default: all)",
     )
-    config_flag(
-        judge_eval,
-        "--base-url",
-        key="evaluator.vlm.base_url",
-        dest="judge_base_url",
-        help="OpenAI-compatible endpoint",
-    )
-    config_flag(
-        judge_eval, "--model", key="evaluator.vlm.model", dest="judge_model", help="model name"
-    )
+    for flag, field, what in (
+        ("--base-url", "base_url", "OpenAI-compatible endpoint"),
+        ("--model", "model", "model name"),
+    ):
+        config_flag(
+            judge_eval, flag, key=f"evaluator.vlm.{field}", dest=f"judge_{field}", help=what
+        )
     _add_common(judge_eval)
 
     fake_vlm = command(
@@ -366,6 +348,22 @@ def _add_config_command(config: argparse.ArgumentParser, command: Callable[..., 
     subs = config.add_subparsers(dest="config_command", required=True, parser_class=OneLineParser)
     show = command("show", "the resolved config of a preset and overrides (YAML, or --json)", subs)
     _add_common(show)
+
+
+def _plugin_flag(
+    parser: argparse.ArgumentParser, flag: str, key: str, names: str, **kw: Any
+) -> None:
+    """A flag whose config key takes a built-in name or a plug-in (so help lists no fixed
+    choices)."""
+    config_flag(
+        parser,
+        flag,
+        key=key,
+        help=f"{names} or a plug-in module:attribute",
+        choices=False,
+        metavar=flag.lstrip("-").upper(),
+        **kw,
+    )
 
 
 def _add_bench_commands(bench: argparse.ArgumentParser, command: Callable[..., Any]) -> None:
