@@ -1,6 +1,6 @@
 """A success judge defined outside distrl: it looks at the last screenshot only.
 
-Use it with ``evaluator.kind=brightness_judge:BrightnessJudge``: distrl then asks it after every
+Use it with ``judge.kind=brightness_judge:BrightnessJudge``: distrl then asks it after every
 step instead of trusting the device's own success, on any backend (the device is wrapped in a
 :class:`distrl.envs.judged.JudgedDevice` and asked for screenshots). For the light-switch
 example a bright screen means the light is on.
@@ -18,7 +18,7 @@ from distrl.core.task import Task
 
 
 class BrightnessJudge:
-    """A :class:`distrl.evaluators.base.SuccessJudge`; its constructor takes the run config."""
+    """A :class:`distrl.judges.base.SuccessJudge`; its constructor takes the run config."""
 
     def __init__(self, cfg: RunConfig, threshold: float = 127.0):
         self.threshold = threshold

@@ -72,7 +72,7 @@ def test_core_install_plays_and_trains_serially(without_extras, tmp_path: Path) 
         (["train", "--policy", "vlm", "--vlm", "tiny"], "policy.kind=vlm", "vlm"),
         (["play", "--env", "android"], "env.backend=android", "android"),
         (["play", "--env", "miniwob"], "env.backend=miniwob", "miniwob"),
-        (["train", "evaluator.kind=vlm"], "evaluator.kind=vlm", "judge"),
+        (["train", "judge.kind=vlm"], "judge.kind=vlm", "judge"),
         (["judge-eval", "RUN_DIR"], "distrl judge-eval", "judge"),
         (["bench", "collect"], "distrl bench collect", "ray"),
         (["train", "log.wandb=true"], "log.wandb=true", "wandb"),
@@ -83,7 +83,7 @@ def test_a_missing_extra_is_one_line_naming_it(
 ) -> None:
     if argv[0] == "judge-eval":
         played = without_extras(
-            "play", "--episodes", "1", "--save-screens", "--json", "--run-root", str(tmp_path)
+            "play", "--episodes", "1", "--save-screenshots", "--json", "--run-root", str(tmp_path)
         )
         argv = ["judge-eval", json.loads(played.stdout)["run_dir"]]
     else:
@@ -109,7 +109,7 @@ def test_core_modules_import_no_optional_package(child_env: dict[str, str]) -> N
         "distrl.policies",
         "distrl.policies.builtin",
         "distrl.algos.registry",
-        "distrl.evaluators.factory",
+        "distrl.judges.factory",
         "distrl.logs.scalars",
     ]
     code = (

@@ -6,7 +6,7 @@ one layer do not import each other):
 0. ``errors``, ``text_raster``: leaves with no distrl imports; then ``plugins`` (extension-point
    names, which the schema checks) and ``extras`` (optional dependencies by name).
 1. ``core`` (actions, observations, tasks, trajectories, faults, seeds), ``config`` (the schema).
-2. ``replay`` (buffers and samplers), ``store`` (the Parquet store), ``evaluators`` (success
+2. ``replay`` (buffers and samplers), ``store`` (the Parquet store), ``judges`` (success
    judges), ``agents`` (scripted agents), ``logs`` (progress lines, scalar trackers).
 3. ``envs`` (device backends; a backend may ask a judge), ``policies``.
 4. ``algos`` (losses over policies and replay windows), ``fakeadb`` (a fake adb server built on
@@ -38,7 +38,7 @@ LAYERS: dict[str, float] = {
     "config": 1,
     "replay": 2,
     "store": 2,
-    "evaluators": 2,
+    "judges": 2,
     "agents": 2,
     "envs": 3,
     "policies": 3,

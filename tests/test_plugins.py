@@ -40,7 +40,7 @@ def test_env_policy_and_judge_from_outside_the_package_train(
         "light_switch_env:backend",
         "--policy",
         "compact_policy:make_policy",
-        "evaluator.kind=brightness_judge:BrightnessJudge",
+        "judge.kind=brightness_judge:BrightnessJudge",
         "--updates",
         "3",
         "--run-root",
@@ -65,7 +65,7 @@ def test_the_judge_decides_success(examples_on_path: None) -> None:
 
     cfg = load_config(
         None,
-        ["env.backend=light_switch_env:backend", "evaluator.kind=brightness_judge:BrightnessJudge"],
+        ["env.backend=light_switch_env:backend", "judge.kind=brightness_judge:BrightnessJudge"],
     )
     device = make_device(cfg, Purpose.TRAIN, 0, screenshots=False)
     assert isinstance(device.judge, BrightnessJudge)  # type: ignore[attr-defined]
@@ -105,7 +105,7 @@ def test_train_on_a_gymnasium_env_with_its_element_list(tmp_path: Path, capsys) 
         ("env.backend=nowhere", "phonesim, android, miniwob, gym:ID"),
         ("policy.kind=huge", "small, vlm"),
         ("train.algo=ppo", "aride, digirl, fbc"),
-        ("evaluator.kind=human", "state, vlm"),
+        ("judge.kind=human", "state, vlm"),
         ("env.backend=gym", "gym:..."),
     ],
 )

@@ -1,4 +1,4 @@
-"""Plug-in names: what ``env.backend``, ``policy.kind``, ``train.algo`` and ``evaluator.kind`` may
+"""Plug-in names: what ``env.backend``, ``policy.kind``, ``train.algo`` and ``judge.kind`` may
 say, and the one place such a name becomes the object it names.
 
 A name is one of three things:
@@ -152,11 +152,11 @@ ALGORITHMS = PluginKind(
     example="mypkg.algos:make_algorithm",
 )
 JUDGES = PluginKind(
-    key="evaluator.kind",
+    key="judge.kind",
     group="distrl.judges",
     builtins={
-        "state": "distrl.evaluators.factory:state_judge",
-        "vlm": "distrl.evaluators.factory:vlm_judge",
+        "state": "distrl.judges.factory:state_judge",
+        "vlm": "distrl.judges.factory:vlm_judge",
     },
     example="mypkg.judges:make_judge",
 )

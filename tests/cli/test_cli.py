@@ -34,7 +34,7 @@ def test_play_oracle_json_and_run_folder(tmp_path: Path, capsys) -> None:
         "--json",
         "--run-root",
         str(tmp_path),
-        "--save-screens",
+        "--save-screenshots",
     )
     assert code == 0
     summary = json.loads(out)

@@ -75,11 +75,9 @@ def test_only_meaningful_flags_per_command() -> None:
 
 def test_overrides_anywhere_after_the_command(capsys) -> None:
     parser = build_parser()
-    args = parse(
-        parser, ["judge-eval", "RUN", "--episodes", "1", "evaluator.vlm.model=m", "--json"]
-    )
+    args = parse(parser, ["judge-eval", "RUN", "--episodes", "1", "judge.vlm.model=m", "--json"])
     assert args.run_dir == "RUN" and args.judge_episodes == 1 and args.json
-    assert args.overrides == ["evaluator.vlm.model=m"]
+    assert args.overrides == ["judge.vlm.model=m"]
     argv = ["tasks", "list", "env.split=test", "--limit", "1", "env.suite=webshop", "--json"]
     assert main(argv) == 0
     listing = json.loads(capsys.readouterr().out)

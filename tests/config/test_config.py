@@ -59,7 +59,7 @@ def test_defaults_validate_and_match_the_spec() -> None:
     assert (latency.step_seconds, latency.type_extra_seconds, latency.reset_seconds) == (7, 4, 45)
     assert (latency.crash_prob, latency.hang_prob, latency.hang_timeout_seconds) == (0, 0, 120)
     assert (cfg.play.policy, cfg.play.noise, cfg.play.episodes) == ("oracle", 0.3, 20)
-    assert cfg.play.save_screens is False
+    assert cfg.play.save_screenshots is False
 
 
 def test_every_field_has_a_description_and_sections_forbid_unknown_keys() -> None:
@@ -223,7 +223,7 @@ def test_type_errors_say_what_was_expected() -> None:
     assert str(_error_of(overrides=("play.noise=abc",))) == (
         "config key 'play.noise' = 'abc' has the wrong type (expected a number)"
     )
-    assert "expected true or false" in str(_error_of(overrides=("play.save_screens=maybe",)))
+    assert "expected true or false" in str(_error_of(overrides=("play.save_screenshots=maybe",)))
     assert "expected a whole number" in str(_error_of(overrides=("play.episodes=2.5",)))
     assert "expected a string or null" in str(_error_of(overrides=("env.task_file=[1, 2]",)))
     message = str(_error_of(overrides=("env=3",)))

@@ -120,6 +120,7 @@ def test_faults_and_a_killed_worker_lose_nothing_that_counted(tmp_path: Path) ->
         if not killed and fraction > 0.3:
             ray.kill(ray.get_actor("distrl-worker-0"), no_restart=False)
             killed.append(fraction)
+            _wait_for_a_restart()
 
     result = train_ray(cfg, on_progress=kill_a_worker_once)
     summary = result.summary()
@@ -140,6 +141,17 @@ def test_faults_and_a_killed_worker_lose_nothing_that_counted(tmp_path: Path) ->
     # The restarted worker went back to work (its devices appear after the kill too).
     late = [t for t in stored if t.worker_id == "worker-0"]
     assert late and result.updates > 0
+
+
+def _wait_for_a_restart(timeout_seconds: float = 120.0) -> None:
+    """Hold the driver's progress hook until the killed worker's new life has registered with
+    the weights board, so a loaded machine cannot end the run before the restart is counted."""
+    (board_name,) = [n for n in ray.util.list_named_actors() if n.startswith("distrl-board-")]
+    board = ray.get_actor(board_name)
+    deadline = time.monotonic() + timeout_seconds
+    while ray.get(board.restarts.remote()) < 1:
+        assert time.monotonic() < deadline, "the killed worker never came back"
+        time.sleep(0.2)
 
 
 def test_resume_after_sigkill_of_the_driver(tmp_path: Path) -> None:

@@ -422,10 +422,10 @@ def test_to_table_of_an_empty_store_has_the_schema(tmp_path: Path) -> None:
     assert table.schema.equals(TRAJECTORY_SCHEMA)
 
 
-def test_save_screens_false_stores_shapes_only(tmp_path: Path) -> None:
+def test_save_screenshots_false_stores_shapes_only(tmp_path: Path) -> None:
     trajectory = make_trajectory(np.random.default_rng(RNG_SEED))
     with_screens = TrajectoryStore(tmp_path / "with")
-    without_screens = TrajectoryStore(tmp_path / "without", save_screens=False)
+    without_screens = TrajectoryStore(tmp_path / "without", save_screenshots=False)
     with_screens.append([trajectory])
     without_screens.append([trajectory])
 

@@ -79,20 +79,20 @@ def _hostile_trajectory() -> Trajectory:
     )
 
 
-def _play_run(root: Path, save_screens: bool) -> Path:
+def _play_run(root: Path, save_screenshots: bool) -> Path:
     cfg = RunConfig()
     cfg.run_root = str(root)
     cfg.seed = 3
     cfg.play.policy = "noisy"
     cfg.play.episodes = PLAY_EPISODES
-    cfg.play.save_screens = save_screens
+    cfg.play.save_screenshots = save_screenshots
     return play(cfg).run_dir
 
 
 @pytest.fixture(scope="module")
 def play_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run_dir = _play_run(tmp_path_factory.mktemp("play"), save_screens=True)
-    TrajectoryStore(run_dir / "trajectories", save_screens=True).append([_hostile_trajectory()])
+    run_dir = _play_run(tmp_path_factory.mktemp("play"), save_screenshots=True)
+    TrajectoryStore(run_dir / "trajectories", save_screenshots=True).append([_hostile_trajectory()])
     return run_dir
 
 
@@ -101,7 +101,7 @@ def train_like_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Screenshot-less trajectories, a curve and TensorBoard scalars: what training leaves."""
     from torch.utils.tensorboard import SummaryWriter
 
-    run_dir = _play_run(tmp_path_factory.mktemp("train"), save_screens=False)
+    run_dir = _play_run(tmp_path_factory.mktemp("train"), save_screenshots=False)
     curve = [{"minutes": m, "updates": 10 * m, "success": 0.1 * m} for m in range(4)]
     (run_dir / "curve.json").write_text(json.dumps(curve))
     with SummaryWriter(str(run_dir / "tensorboard")) as writer:
@@ -314,7 +314,7 @@ def test_page_in_chromium(browser, play_view, tmp_path: Path) -> None:
     assert browser.execute_script("return window.__pwned === undefined;")
     assert _wait_for_image(browser, "#t0000 .step img") == SCREEN[1]
 
-    browser.save_screenshot(str(tmp_path / "page.png"))
+    browser.save_screenshotshot(str(tmp_path / "page.png"))
     with Image.open(tmp_path / "page.png") as shot:
         assert shot.size[0] > 0 and np.asarray(shot).std() > 0
 

@@ -35,6 +35,7 @@ from distrl.bench.curves import (
 from distrl.bench.methods import DEFAULT_BASELINE, METHODS_BY_NAME, OURS
 from distrl.bench.results import SETTING_FILE, load_results, read_json, write_json_atomically
 from distrl.bench.stats import bootstrap_interval, bootstrap_statistic
+from distrl.config.renames import migrate_mapping
 from distrl.config.schema import RunConfig
 from distrl.errors import InputError
 from distrl.runtime.diagnostics import DIAGNOSTICS
@@ -57,7 +58,7 @@ def report(folder: Path, target: float | None = None, baseline: str | None = Non
     if not 0 < target <= 1:
         raise InputError(f"--target must be a success rate in (0, 1], got {target}")
     records = list(load_results(folder))
-    base = RunConfig.model_validate(recorded["config"])
+    base = RunConfig.model_validate(migrate_mapping(recorded["config"], str(folder / SETTING_FILE)))
     summary = summarise(base, records, target, baseline)
     summary["bench_dir"] = str(folder)
     summary["plot"] = str(plot_curves(summary, folder / PLOT_FILE))

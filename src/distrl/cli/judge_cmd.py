@@ -1,11 +1,11 @@
 """``distrl judge-eval`` (a VLM judge against stored ground truth) and ``distrl fake-vlm``.
 
-``judge-eval RUN_DIR`` loads the run's trajectories (stored with ``--save-screens``), judges each
-with the VLM judge of the config's ``evaluator.vlm`` section and prints agreement and error rates.
-``fake-vlm`` serves :class:`~distrl.evaluators.fake_endpoint.FakeChatEndpoint` in demo mode in the
+``judge-eval RUN_DIR`` loads the run's trajectories (stored with ``--save-screenshots``), judges
+each with the VLM judge of the config's ``judge.vlm`` section and prints agreement and error rates.
+``fake-vlm`` serves :class:`~distrl.judges.fake_endpoint.FakeChatEndpoint` in demo mode in the
 foreground, so the whole pipeline can be tried without a model::
 
-    distrl play --policy noisy --episodes 20 --save-screens --run-name demo
+    distrl play --policy noisy --episodes 20 --save-screenshots --run-name demo
     distrl fake-vlm &                       # http://127.0.0.1:8000/v1
     distrl judge-eval runs/demo --json
 """
@@ -30,9 +30,9 @@ from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.errors import InputError
-from distrl.evaluators.fake_endpoint import FakeChatEndpoint, ReceivedRequest
-from distrl.evaluators.judge_eval import judge_eval
 from distrl.extras import require
+from distrl.judges.fake_endpoint import FakeChatEndpoint, ReceivedRequest
+from distrl.judges.judge_eval import judge_eval
 from distrl.store import TrajectoryStore
 from distrl.store.parquet_store import StoreError
 
@@ -47,7 +47,8 @@ def _trajectory_folder(run_dir: str) -> Path:
     if path.is_dir() and any(path.glob("shard-*.parquet")):
         return path
     raise InputError(
-        f"run folder {run_dir!r} has no trajectories/ (make one with `distrl play --save-screens`)"
+        f"run folder {run_dir!r} has no trajectories/ "
+        "(make one with `distrl play --save-screenshots`)"
     )
 
 
@@ -61,8 +62,8 @@ def _load_trajectories(run_dir: str, episodes: int | None) -> list[Trajectory]:
 
 
 def _judge_config(args: argparse.Namespace, overrides: list[str]) -> RunConfig:
-    """The config with ``--base-url``/``--model`` applied to evaluator.vlm; a user's own
-    ``evaluator.vlm.base_url=...``/``model=...`` override wins over the flag.
+    """The config with ``--base-url``/``--model`` applied to judge.vlm; a user's own
+    ``judge.vlm.base_url=...``/``model=...`` override wins over the flag.
 
     The flags are assigned as text rather than passed as ``key=value`` overrides, because
     overrides are YAML-parsed and a model named ``1.5`` would arrive as a number."""
@@ -70,10 +71,10 @@ def _judge_config(args: argparse.Namespace, overrides: list[str]) -> RunConfig:
     user_keys = {item.partition("=")[0].strip() for item in overrides}
     base_url = getattr(args, "judge_base_url", None)
     model = getattr(args, "judge_model", None)
-    if base_url is not None and "evaluator.vlm.base_url" not in user_keys:
-        cfg.evaluator.vlm.base_url = str(base_url)
-    if model is not None and "evaluator.vlm.model" not in user_keys:
-        cfg.evaluator.vlm.model = str(model)
+    if base_url is not None and "judge.vlm.base_url" not in user_keys:
+        cfg.judge.vlm.base_url = str(base_url)
+    if model is not None and "judge.vlm.model" not in user_keys:
+        cfg.judge.vlm.model = str(model)
     return cfg
 
 
@@ -82,9 +83,9 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
     cfg = _judge_config(args, overrides)
     trajectories = _load_trajectories(args.run_dir, getattr(args, "judge_episodes", None))
     as_json = bool(getattr(args, "json", False))
-    vlm = cfg.evaluator.vlm
+    vlm = cfg.judge.vlm
     require("openai", "judge", "distrl judge-eval")
-    from distrl.evaluators.vlm import JudgeUnavailable, VLMJudge
+    from distrl.judges.vlm import JudgeUnavailable, VLMJudge
 
     judge = VLMJudge(vlm)
     err = Console(stderr=True)

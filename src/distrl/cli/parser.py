@@ -6,7 +6,7 @@ the config refuses). Each command takes only the flags that mean something to it
 only where a run folder is written, ``--seed`` only where something random runs.
 
 ``key=value`` overrides may stand anywhere after the command, before or after its options and
-positionals (``distrl judge-eval RUN --episodes 1 evaluator.vlm.model=m``).
+positionals (``distrl judge-eval RUN --episodes 1 judge.vlm.model=m``).
 """
 
 from __future__ import annotations
@@ -213,7 +213,9 @@ def _add_run_commands(command: Callable[..., Any]) -> None:
     config_flag(play, "--noise", key="play.noise", help="noisy oracle's random-action rate")
     config_flag(play, "--episodes", key="play.episodes", help="episodes to play")
     play.add_argument(
-        "--save-screens", action="store_true", help="store screenshots in the trajectories (PNG)"
+        "--save-screenshots",
+        action="store_true",
+        help="store screenshots in the trajectories (PNG)",
     )
     _add_common(play, seed=True, run_folder=True)
 
@@ -311,9 +313,7 @@ def _add_service_commands(command: Callable[..., Any]) -> None:
         ("--base-url", "base_url", "OpenAI-compatible endpoint"),
         ("--model", "model", "model name"),
     ):
-        config_flag(
-            judge_eval, flag, key=f"evaluator.vlm.{field}", dest=f"judge_{field}", help=what
-        )
+        config_flag(judge_eval, flag, key=f"judge.vlm.{field}", dest=f"judge_{field}", help=what)
     _add_common(judge_eval)
 
     fake_vlm = command(
@@ -522,8 +522,8 @@ def config_overrides(args: argparse.Namespace) -> list[str]:
     if getattr(args, "miniwob_tasks", None):
         names = [name.strip() for name in args.miniwob_tasks.split(",") if name.strip()]
         overrides.append(f"env.miniwob.tasks=[{','.join(names)}]")
-    if getattr(args, "save_screens", False):
-        overrides.append("play.save_screens=true")
+    if getattr(args, "save_screenshots", False):
+        overrides.append("play.save_screenshots=true")
     vlm = getattr(args, "vlm", None)
     if vlm:
         if getattr(args, "policy_kind", None) is None:

@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
+from distrl.config.renames import RenameConflict, current_key, migrate_mapping
 from distrl.config.schema import RunConfig
 
 __all__ = [
@@ -132,6 +133,7 @@ def load_config(preset: str | Path | None = None, overrides: Sequence[str] = ())
     'webshop'
     """
     raw, source = _read_preset("default" if preset is None else preset)
+    _migrate(raw, source)
     try:
         RunConfig.model_validate(raw)
     except ValidationError as error:
@@ -296,7 +298,8 @@ def _parse_overrides(overrides: Sequence[str] | str) -> list[tuple[str, Any]]:
             raise ConfigError(
                 f"config override '{item}' has an empty part in key '{key}' (e.g. play.episodes=5)"
             )
-        parsed.append((".".join(part.strip() for part in parts), _parse_value(text.strip())))
+        dotted = current_key(".".join(part.strip() for part in parts))
+        parsed.append((dotted, _parse_value(text.strip())))
     return parsed
 
 
@@ -330,6 +333,14 @@ def _set_dotted(raw: dict[str, Any], key: str, value: Any) -> None:
             _set_dotted(node, f"{last}.{sub_key}", sub_value)
     else:
         node[last] = value
+
+
+def _migrate(raw: dict[str, Any], source: str) -> None:
+    """Move renamed keys (``config/renames.py``) to their new names in a parsed file."""
+    try:
+        migrate_mapping(raw, source)
+    except RenameConflict as conflict:
+        raise ConfigError(str(conflict), key=conflict.key) from None
 
 
 def _validate(model: type[ConfigT], raw: Mapping[str, Any]) -> ConfigT:

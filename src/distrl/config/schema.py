@@ -380,7 +380,7 @@ class PlayConfig(ConfigSection):
     )
     noise: float = _probability(0.3, "Noisy oracle: chance of a random action instead.")
     episodes: int = Field(default=20, ge=1, le=1_000_000, description="Episodes to play.")
-    save_screens: bool = Field(
+    save_screenshots: bool = Field(
         default=False, description="Save screenshots with the trajectories (large)."
     )
 
@@ -755,7 +755,7 @@ class VLMJudgeConfig(ConfigSection):
     )
 
 
-class EvaluatorConfig(ConfigSection):
+class JudgeConfig(ConfigSection):
     """How episodes are judged: from device state (PhoneSim, MiniWoB++) or by a VLM."""
 
     kind: JudgeName = Field(
@@ -924,8 +924,8 @@ class RunConfig(ConfigSection):
     play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="Online training.")
     ray: RayConfig = Field(default_factory=RayConfig, description="The ray runtime's placement.")
-    evaluator: EvaluatorConfig = Field(
-        default_factory=EvaluatorConfig, description="Success judging (state or VLM)."
+    judge: JudgeConfig = Field(
+        default_factory=JudgeConfig, description="Success judging (state or VLM)."
     )
     aride: ARideConfig = Field(
         default_factory=ARideConfig, description="A-RIDE algorithm constants."

@@ -25,7 +25,7 @@ class Backend(Protocol):
 
     Optional attributes a backend may set: ``real_devices = True`` when its devices are real
     and few (evaluation then takes the devices after the training ones instead of fresh
-    slots), ``judges_itself = True`` when it applies ``evaluator.kind``'s judge itself.
+    slots), ``judges_itself = True`` when it applies ``judge.kind``'s judge itself.
     """
 
     def make_device(
@@ -108,7 +108,7 @@ class AndroidBackend:
         require("adbutils", "android", "env.backend=android")
         from distrl.envs.android.env import AndroidEnv
         from distrl.envs.emulator_pool import android_serials, emulator_pool
-        from distrl.evaluators.factory import build_judge
+        from distrl.judges.factory import build_judge
 
         pool = emulator_pool(cfg)
         if pool is not None and slot < len(pool.serials) and not pool.healthy(slot):

@@ -29,7 +29,7 @@ from distrl.core.seeds import Stream, derive_seed
 from distrl.envs.backends import backend_of
 from distrl.envs.judged import JudgedDevice
 from distrl.envs.protocol import DeviceEnv
-from distrl.evaluators.factory import build_judge
+from distrl.judges.factory import build_judge
 
 #: Slots of evaluation devices start here for simulated backends (apart from training's).
 EVAL_SLOT_OFFSET = 50_000
@@ -75,7 +75,7 @@ def make_device(
     rebuilds of the same device and ``lineage`` names the life of the process that builds it (a
     Ray worker's run session and restart): each gets a fresh seed.
 
-    With a judge configured (``evaluator.kind`` other than ``state``) on a backend that does not
+    With a judge configured (``judge.kind`` other than ``state``) on a backend that does not
     apply it itself, the device is wrapped in a :class:`~distrl.envs.judged.JudgedDevice`
     (and takes screenshots: a judge looks at the screen)."""
     slot = device_slot(cfg, purpose, index)

@@ -1,7 +1,7 @@
 """Any device, its success decided by a judge instead of its own state.
 
 PhoneSim and MiniWoB++ know when a task is done; a custom device may not, and a run may prefer
-a judge anyway (``evaluator.kind=vlm`` or a plug-in judge). :class:`JudgedDevice` wraps a device
+a judge anyway (``judge.kind=vlm`` or a plug-in judge). :class:`JudgedDevice` wraps a device
 and, after every step, asks the judge about the episode so far (the instruction, the last
 screenshots, the actions), as the Android backend does for real phones (docs/design.md §6): its
 verdict is the step's ``success`` and reward, and ends the episode.
@@ -18,7 +18,7 @@ from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.envs.protocol import DeviceEnv, episode_end
-from distrl.evaluators.base import SuccessJudge
+from distrl.judges.base import SuccessJudge
 
 #: Screenshots kept for the judge (the newest last).
 JUDGED_SCREENSHOTS = 4

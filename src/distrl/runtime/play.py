@@ -93,14 +93,14 @@ def play(
     towards ``episodes``; the success rate is over completed episodes. ``command`` names the run
     folder; ``"demos"`` plays on a demonstration device (no latency or fault model).
     ``screenshots`` says whether anyone reads the episodes' pixels (default: only when
-    ``play.save_screens`` stores them)."""
+    ``play.save_screenshots`` stores them)."""
     tasks = tasks if tasks is not None else select_tasks(cfg)
     rng = derive_rng(cfg.seed, Stream.PLAY)
     order = rng.permutation(len(tasks))
     run_dir = create_run_dir(cfg, command)
     purpose = Purpose.DEMONSTRATE if command == DEMOS_COMMAND else Purpose.PLAY
     if screenshots is None:  # the scripted agents read none: render them only to store them
-        screenshots = cfg.play.save_screens
+        screenshots = cfg.play.save_screenshots
     env = make_device(cfg, purpose, 0, screenshots=screenshots)
     try:
         agent = make_agent(cfg, env, rng)
@@ -120,7 +120,7 @@ def _play_episodes(
     run_dir: Path,
     on_episode: Callable[[Trajectory], None] | None,
 ) -> PlayResult:
-    store = TrajectoryStore(run_dir / "trajectories", save_screens=cfg.play.save_screens)
+    store = TrajectoryStore(run_dir / "trajectories", save_screenshots=cfg.play.save_screenshots)
     result = PlayResult(run_dir, 0, 0)
 
     def count(trajectory: Trajectory) -> None:

@@ -103,7 +103,7 @@ class ReplayService:
         self.keep_screenshots = keep_screenshots
         #: Equal UI elements of the windows held as one object (what makes a big replay fit).
         self.shared_elements = SharedElements()
-        self.store = TrajectoryStore(store_dir, save_screens=False) if store_dir else None
+        self.store = TrajectoryStore(store_dir, save_screenshots=False) if store_dir else None
         self.flush_seconds = flush_seconds
         self.max_inserts_per_sample = max_inserts_per_sample
         self.max_samples_per_insert = max_samples_per_insert

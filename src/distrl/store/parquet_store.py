@@ -42,8 +42,8 @@ Per-step transitions are therefore ``df[df.row_kind == "step"]``.
 prefix (say a backend that keeps only the last k actions), the row stores it explicitly in
 ``previous_actions_json`` so loading is still exact; otherwise that column is null.
 
-With ``save_screens=False`` the PNG column is null but the screenshot's height and width are kept;
-such screenshots load as black ``HxWx3`` arrays of the original shape, so downstream code that
+With ``save_screenshots=False`` the PNG column is null but the screenshot's height and width are
+kept; such screenshots load as black ``HxWx3`` arrays of the original shape, so downstream code that
 expects an image keeps working (check ``TrajectoryStore.to_table()["screenshot_png"]`` when it
 matters).
 
@@ -234,7 +234,7 @@ def _dumps(value: Any) -> str:
 def _observation_columns(
     observation: Observation,
     expected_history: tuple[Action, ...],
-    save_screens: bool,
+    save_screenshots: bool,
     where: str,
 ) -> dict[str, Any]:
     screenshot = observation.screenshot
@@ -253,7 +253,7 @@ def _observation_columns(
     height, width = int(screenshot.shape[0]), int(screenshot.shape[1])
     # PNG cannot hold a 0-pixel image; such a screenshot is stored like an unsaved one (shape only),
     # which loads back as the same empty array.
-    keep_pixels = save_screens and height > 0 and width > 0
+    keep_pixels = save_screenshots and height > 0 and width > 0
     history = tuple(observation.previous_actions)
     return {
         "observation_instruction": observation.instruction,
@@ -300,7 +300,7 @@ def _step_columns(step: Step) -> dict[str, Any]:
 
 
 def _trajectory_rows(
-    trajectory: Trajectory, trajectory_id: str, save_screens: bool
+    trajectory: Trajectory, trajectory_id: str, save_screenshots: bool
 ) -> list[dict[str, Any]]:
     """The Parquet rows of one trajectory, in step order (see the module docstring)."""
     task = trajectory.task
@@ -336,7 +336,7 @@ def _trajectory_rows(
     actions = tuple(step.action for step in trajectory.steps)
     for index, step in enumerate(trajectory.steps):
         observation = _observation_columns(
-            step.observation, actions[:index], save_screens, f"{where} step {index}"
+            step.observation, actions[:index], save_screenshots, f"{where} step {index}"
         )
         rows.append(
             {
@@ -349,7 +349,7 @@ def _trajectory_rows(
         )
     if trajectory.final_observation is not None:
         observation = _observation_columns(
-            trajectory.final_observation, actions, save_screens, f"{where} final observation"
+            trajectory.final_observation, actions, save_screenshots, f"{where} final observation"
         )
         rows.append(
             {
@@ -459,13 +459,13 @@ class TrajectoryStore:
         self,
         root: Path | str,
         *,
-        save_screens: bool = True,
+        save_screenshots: bool = True,
         shard_max_trajectories: int = DEFAULT_SHARD_MAX_TRAJECTORIES,
         shard_max_bytes: int = DEFAULT_SHARD_MAX_BYTES,
     ) -> None:
         """Open (creating if needed) the store at ``root``.
 
-        ``save_screens=False`` stores screenshots as null (shape only) to save disk; useful for
+        ``save_screenshots=False`` stores screenshots as null (shape only) to save disk; useful for
         long runs where only rewards, actions and element lists matter. A shard takes appends
         until it holds ``shard_max_trajectories`` trajectories or ``shard_max_bytes`` bytes.
         """
@@ -475,7 +475,7 @@ class TrajectoryStore:
                 f"{shard_max_trajectories} and {shard_max_bytes}"
             )
         self.root = Path(root)
-        self.save_screens = save_screens
+        self.save_screenshots = save_screenshots
         self.shard_max_trajectories = shard_max_trajectories
         self.shard_max_bytes = shard_max_bytes
         if self.root.exists() and not self.root.is_dir():
@@ -488,7 +488,7 @@ class TrajectoryStore:
         self._open_cache: tuple[str, tuple[int, int], pa.Table] | None = None
 
     def __repr__(self) -> str:
-        return f"TrajectoryStore({str(self.root)!r}, save_screens={self.save_screens})"
+        return f"TrajectoryStore({str(self.root)!r}, save_screenshots={self.save_screenshots})"
 
     # -- writing ---------------------------------------------------------------------------------
     def append(self, trajectories: Sequence[Trajectory]) -> int:
@@ -512,7 +512,7 @@ class TrajectoryStore:
                         "ids must be unique (leave trajectory_id empty to get a fresh one)"
                     )
                 batch_ids.add(trajectory_id)
-                rows.extend(_trajectory_rows(trajectory, trajectory_id, self.save_screens))
+                rows.extend(_trajectory_rows(trajectory, trajectory_id, self.save_screenshots))
             try:
                 table = pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA)
             except (pa.ArrowException, UnicodeError, TypeError, ValueError) as exc:

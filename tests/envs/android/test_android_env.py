@@ -200,10 +200,10 @@ def test_setup_errors_are_clear(server: FakeAdbServer) -> None:
 def test_real_device_without_harness_needs_vlm(server: FakeAdbServer) -> None:
     server.add_device("real-phone", harness=False)
     android = AndroidEnv(config(server), "real-phone")
-    with pytest.raises(TaskHarnessMissing, match="evaluator.kind=vlm"):
+    with pytest.raises(TaskHarnessMissing, match="judge.kind=vlm"):
         android.reset(load_suite("general", "train")[0])
     vlm = AndroidEnv(config(server), "real-phone", judge=NeverDone())
-    with pytest.raises(TaskHarnessMissing, match="evaluator.kind=vlm"):
+    with pytest.raises(TaskHarnessMissing, match="judge.kind=vlm"):
         vlm.reset(load_suite("general", "train")[0])  # a PhoneSim task needs its world set up
     vlm.reset(Task("real-1", "open settings", "general", "train", backend="android"))
     with pytest.raises(TaskHarnessMissing, match="expert"):

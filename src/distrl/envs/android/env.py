@@ -47,7 +47,7 @@ from distrl.envs.android.escape import UntypeableText, quote
 from distrl.envs.android.ui_xml import UIDumpError, dump_packages, parse_ui_xml
 from distrl.envs.protocol import StepRules
 from distrl.errors import InputError
-from distrl.evaluators.base import SuccessJudge
+from distrl.judges.base import SuccessJudge
 
 #: Screenshots kept for the success judge (the current one and the two before it).
 JUDGE_SCREENSHOTS = 3
@@ -215,7 +215,7 @@ class AndroidEnv(StepRules):
             raise TaskHarnessMissing(
                 f"device {self.device_id} has no task harness (`distrl-task`) to {purpose}: "
                 "judging success from device state, PhoneSim tasks and the oracle need a device "
-                "that has it (fake-adb's PhoneSim phones); on real devices use evaluator.kind=vlm "
+                "that has it (fake-adb's PhoneSim phones); on real devices use judge.kind=vlm "
                 "(a VLM judge) with instruction-only tasks (a task file with backend: android)"
             )
         if result.exit_code not in (0, None) and not command.startswith("setup"):

@@ -27,11 +27,11 @@ from distrl.core.action import Action
 from distrl.core.faults import DeviceFault
 from distrl.core.task import Task
 from distrl.errors import InputError
-from distrl.evaluators.base import SuccessJudge
-from distrl.evaluators.fake_endpoint import FakeChatEndpoint, Fault, ReceivedRequest
-from distrl.evaluators.prompt import build_prompt, describe_action
-from distrl.evaluators.verdict import Verdict
-from distrl.evaluators.vlm import (
+from distrl.judges.base import SuccessJudge
+from distrl.judges.fake_endpoint import FakeChatEndpoint, Fault, ReceivedRequest
+from distrl.judges.prompt import build_prompt, describe_action
+from distrl.judges.verdict import Verdict
+from distrl.judges.vlm import (
     NO_KEY_PLACEHOLDER,
     JudgeRejected,
     JudgeUnavailable,
@@ -317,7 +317,7 @@ def test_missing_key_sends_the_placeholder() -> None:
 
 def test_unknown_model_is_a_clear_error(scripted: FakeChatEndpoint) -> None:
     with FakeChatEndpoint(mode="scripted", answers=[], models=["served-vlm"]) as fake:
-        with pytest.raises(JudgeRejected, match=r"no model 'fake-vlm'.*evaluator.vlm.model"):
+        with pytest.raises(JudgeRejected, match=r"no model 'fake-vlm'.*judge.vlm.model"):
             VLMJudge(config(fake)).judge(TASK, screens(), ACTIONS)
         assert len(fake.requests) == 1
 

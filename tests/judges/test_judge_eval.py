@@ -22,17 +22,17 @@ from distrl.config.schema import VLMJudgeConfig
 from distrl.core.action import ActionType
 from distrl.core.trajectory import Trajectory
 from distrl.errors import InputError
-from distrl.evaluators.fake_endpoint import FakeChatEndpoint, Fault, ReceivedRequest
-from distrl.evaluators.judge_eval import episode_actions, episode_screenshots, judge_eval
-from distrl.evaluators.prompt import build_prompt
-from distrl.evaluators.vlm import JudgeUnavailable, VLMJudge
+from distrl.judges.fake_endpoint import FakeChatEndpoint, Fault, ReceivedRequest
+from distrl.judges.judge_eval import episode_actions, episode_screenshots, judge_eval
+from distrl.judges.prompt import build_prompt
+from distrl.judges.vlm import JudgeUnavailable, VLMJudge
 from distrl.runtime.play import play
 from distrl.store import TrajectoryStore
 
 EPISODES = 8
 
 
-def _play(root: Path, name: str, episodes: int, save_screens: bool) -> Path:
+def _play(root: Path, name: str, episodes: int, save_screenshots: bool) -> Path:
     """A run folder of noisy-oracle PhoneSim episodes (seed 3: 5 successes, 3 failures)."""
     cfg = load_config(
         None,
@@ -40,7 +40,7 @@ def _play(root: Path, name: str, episodes: int, save_screens: bool) -> Path:
             "play.policy=noisy",
             "play.noise=0.5",
             f"play.episodes={episodes}",
-            f"play.save_screens={str(save_screens).lower()}",
+            f"play.save_screenshots={str(save_screenshots).lower()}",
             f"run_root={root}",
             f"run_name={name}",
             "seed=3",
@@ -51,7 +51,7 @@ def _play(root: Path, name: str, episodes: int, save_screens: bool) -> Path:
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _play(tmp_path_factory.mktemp("runs"), "screens", EPISODES, save_screens=True)
+    return _play(tmp_path_factory.mktemp("runs"), "screens", EPISODES, save_screenshots=True)
 
 
 @pytest.fixture(scope="module")
@@ -162,9 +162,9 @@ def test_rates_are_none_without_a_class(trajectories: list[Trajectory]) -> None:
 
 
 def test_no_screenshots_is_a_clear_error(tmp_path: Path) -> None:
-    bare = _play(tmp_path, "bare", 2, save_screens=False)
+    bare = _play(tmp_path, "bare", 2, save_screenshots=False)
     loaded = TrajectoryStore(bare / "trajectories").load()
-    with pytest.raises(InputError, match="--save-screens"):
+    with pytest.raises(InputError, match="--save-screenshots"):
         judge_eval(loaded, VLMJudge(fast_config("http://127.0.0.1:9/v1")))
     with pytest.raises(InputError, match="no trajectories"):
         judge_eval([], VLMJudge(fast_config("http://127.0.0.1:9/v1")))
@@ -224,7 +224,7 @@ def test_cli_judge_eval_json_against_the_demo_fake(
     with FakeChatEndpoint() as endpoint:  # demo mode, as `distrl fake-vlm` serves it
         code = run(
             judge_args(run_dir, endpoint.url, judge_episodes=6),
-            ["evaluator.vlm.requests_per_minute=60000"],
+            ["judge.vlm.requests_per_minute=60000"],
         )
         assert len(endpoint.requests) == 6
     assert code == 0
@@ -244,7 +244,7 @@ def test_cli_table_output_and_user_override_wins(
 ) -> None:
     with FakeChatEndpoint(models=["served"]) as endpoint:
         args = judge_args(run_dir, endpoint.url, json=False, judge_episodes=2)
-        overrides = ["evaluator.vlm.model=served", "evaluator.vlm.requests_per_minute=60000"]
+        overrides = ["judge.vlm.model=served", "judge.vlm.requests_per_minute=60000"]
         assert run(args, overrides) == 0
     out = capsys.readouterr().out
     assert "agreement" in out and "false_positive_rate" in out and "served" in out
@@ -258,14 +258,14 @@ def test_cli_errors_are_one_line_input_errors(run_dir: Path, tmp_path: Path) -> 
     with FakeChatEndpoint(mode="scripted", answers=[]) as endpoint:
         url = endpoint.url
     with pytest.raises(InputError, match="is the endpoint running"):  # nothing listens there
-        run(judge_args(run_dir, url, judge_episodes=1), ["evaluator.vlm.max_retries=0"])
+        run(judge_args(run_dir, url, judge_episodes=1), ["judge.vlm.max_retries=0"])
     with (
         FakeChatEndpoint(api_key="right") as endpoint,
-        pytest.raises(InputError, match="evaluator.vlm.api_key_env") as caught,
+        pytest.raises(InputError, match="judge.vlm.api_key_env") as caught,
     ):
         run(
             judge_args(run_dir, endpoint.url, judge_episodes=1),
-            ["evaluator.vlm.api_key_env=DISTRL_TEST_NO_SUCH_KEY"],
+            ["judge.vlm.api_key_env=DISTRL_TEST_NO_SUCH_KEY"],
         )
     assert "\n" not in str(caught.value)
 
@@ -316,7 +316,7 @@ def test_distrl_main_wires_judge_eval(run_dir: Path, capsys: pytest.CaptureFixtu
     from distrl.cli.main import main
 
     with FakeChatEndpoint() as endpoint:
-        argv = ["judge-eval", str(run_dir), "evaluator.vlm.requests_per_minute=60000"]
+        argv = ["judge-eval", str(run_dir), "judge.vlm.requests_per_minute=60000"]
         argv += ["--base-url", endpoint.url, "--model", "m", "--episodes", "2", "--json"]
         assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)

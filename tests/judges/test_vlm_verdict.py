@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from distrl.evaluators.verdict import Verdict, parse_verdict
+from distrl.judges.verdict import Verdict, parse_verdict
 
 S, F, U = Verdict.SUCCESS, Verdict.FAILURE, Verdict.UNPARSEABLE
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from distrl.evaluators.base import SuccessJudge
+from distrl.judges.base import SuccessJudge
 
 _LAZY = {
-    "VLMJudge": "distrl.evaluators.vlm",
-    "JudgeUnavailable": "distrl.evaluators.vlm",
-    "JudgeRejected": "distrl.evaluators.vlm",
-    "judge_eval": "distrl.evaluators.judge_eval",
-    "parse_verdict": "distrl.evaluators.verdict",
-    "Verdict": "distrl.evaluators.verdict",
+    "VLMJudge": "distrl.judges.vlm",
+    "JudgeUnavailable": "distrl.judges.vlm",
+    "JudgeRejected": "distrl.judges.vlm",
+    "judge_eval": "distrl.judges.judge_eval",
+    "parse_verdict": "distrl.judges.verdict",
+    "Verdict": "distrl.judges.verdict",
 }
 
 __all__ = ["SuccessJudge", *_LAZY]
@@ -26,4 +26,4 @@ __all__ = ["SuccessJudge", *_LAZY]
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'distrl.evaluators' has no attribute {name!r}")
+    raise AttributeError(f"module 'distrl.judges' has no attribute {name!r}")

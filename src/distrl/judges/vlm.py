@@ -33,7 +33,7 @@ placeholder :data:`NO_KEY_PLACEHOLDER` is sent, because the ``openai`` client re
 without some key. Keys are never logged or put in error messages.
 
 >>> from distrl.config.schema import VLMJudgeConfig
->>> from distrl.evaluators.fake_endpoint import FakeChatEndpoint
+>>> from distrl.judges.fake_endpoint import FakeChatEndpoint
 >>> with FakeChatEndpoint(mode="scripted", answers=["Status: success"]) as fake:
 ...     judge = VLMJudge(VLMJudgeConfig(base_url=fake.url))
 ...     # judge.judge(task, screenshots, actions) -> True
@@ -62,8 +62,8 @@ from distrl.core.action import Action
 from distrl.core.faults import DeviceFault
 from distrl.core.task import Task
 from distrl.errors import InputError
-from distrl.evaluators.prompt import JudgePrompt, build_prompt
-from distrl.evaluators.verdict import Verdict, parse_verdict
+from distrl.judges.prompt import JudgePrompt, build_prompt
+from distrl.judges.verdict import Verdict, parse_verdict
 
 #: Sent as the bearer key when the key variable is unset: local servers ignore it.
 NO_KEY_PLACEHOLDER = "no-key"
@@ -188,7 +188,7 @@ class _DiskCache:
 
 
 class VLMJudge:
-    """:class:`~distrl.evaluators.base.SuccessJudge` backed by an OpenAI-compatible chat model.
+    """:class:`~distrl.judges.base.SuccessJudge` backed by an OpenAI-compatible chat model.
 
     Thread-safe: share one instance across threads so they share the cache, the rate limiter and
     the counters. ``rate_limiter`` may be passed to share one limiter across several judges of the
@@ -362,7 +362,7 @@ class VLMJudge:
             # The server's detail is left out: some servers echo part of the key in it.
             return JudgeRejected(
                 f"{where} rejected the API key (HTTP 401); put a valid key in {source} "
-                f"(evaluator.vlm.api_key_env names the variable)"
+                f"(judge.vlm.api_key_env names the variable)"
             )
         if status == 403:
             return JudgeRejected(
@@ -372,11 +372,11 @@ class VLMJudge:
         if status == 404:
             return JudgeRejected(
                 f"{where} has no model {self.config.model!r} or no such URL (HTTP 404: {detail}); "
-                f"check evaluator.vlm.model and evaluator.vlm.base_url (it ends in /v1)"
+                f"check judge.vlm.model and judge.vlm.base_url (it ends in /v1)"
             )
         return JudgeRejected(
             f"{where} refused the request (HTTP {status}: {detail}); check that model "
-            f"{self.config.model!r} accepts images (evaluator.vlm.model)"
+            f"{self.config.model!r} accepts images (judge.vlm.model)"
         )
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from distrl.core.action import Action
 from distrl.core.trajectory import Trajectory
 from distrl.errors import InputError
-from distrl.evaluators.base import SuccessJudge
+from distrl.judges.base import SuccessJudge
 
 #: Judgements in flight at once; the judge's rate limiter, not this, sets the request rate.
 DEFAULT_WORKERS = 4
@@ -45,8 +45,8 @@ def episode_actions(trajectory: Trajectory) -> list[Action]:
 
 def has_screenshots(trajectory: Trajectory) -> bool:
     """False when the screenshots are the store's stand-ins: all-black arrays (saved without
-    ``--save-screens``) or 1x1 placeholders (``without_screenshots``). A rendered screen is never
-    entirely black, so checking the last one is enough."""
+    ``--save-screenshots``) or 1x1 placeholders (``without_screenshots``). A rendered screen is
+    never entirely black, so checking the last one is enough."""
     screenshots = episode_screenshots(trajectory)
     if not screenshots:
         return False
@@ -74,7 +74,7 @@ def judge_eval(
     ``mean_seconds_per_judgement`` (wall time / n: what judging costs per episode with this
     many workers and the judge's rate limit) and ``mean_call_seconds`` (mean duration of one
     ``judge`` call, queueing at the rate limiter included); rates are None when their
-    denominator is 0. If the judge has ``stats()`` (a :class:`~distrl.evaluators.vlm.VLMJudge`),
+    denominator is 0. If the judge has ``stats()`` (a :class:`~distrl.judges.vlm.VLMJudge`),
     its ``requests``, ``cache_hits``, ``retries`` and ``unparseable`` during this evaluation are
     added, with ``mean_request_seconds`` (HTTP latency alone).
 
@@ -90,7 +90,7 @@ def judge_eval(
         raise InputError(
             f"{len(missing)} of {len(trajectories)} trajectories have no screenshots (e.g. "
             f"{missing[0].trajectory_id or missing[0].task.task_id!r}): they were stored without "
-            "screens; make them with `distrl play --save-screens` (play.save_screens=true)"
+            "screens; make them with `distrl play --save-screenshots` (play.save_screenshots=true)"
         )
     stats_before = _judge_stats(judge)
 

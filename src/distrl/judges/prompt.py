@@ -10,7 +10,7 @@ OpenAI-compatible server accepts them; no upload step), downscaled so the longes
 ``max_image_side``: a 1080x2400 phone screen costs far more tokens than the verdict is worth.
 
 The answer format is fixed (a last line ``Status: success`` or ``Status: failure``) so that
-:func:`~distrl.evaluators.verdict.parse_verdict` can read it; the parser also copes when a model
+:func:`~distrl.judges.verdict.parse_verdict` can read it; the parser also copes when a model
 ignores the format.
 
 >>> from distrl.core.action import Action
