@@ -314,7 +314,7 @@ def test_page_in_chromium(browser, play_view, tmp_path: Path) -> None:
     assert browser.execute_script("return window.__pwned === undefined;")
     assert _wait_for_image(browser, "#t0000 .step img") == SCREEN[1]
 
-    browser.save_screenshotshot(str(tmp_path / "page.png"))
+    browser.save_screenshot(str(tmp_path / "page.png"))
     with Image.open(tmp_path / "page.png") as shot:
         assert shot.size[0] > 0 and np.asarray(shot).std() > 0
 
