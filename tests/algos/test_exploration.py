@@ -78,6 +78,14 @@ def test_novelty_pays_bonus_over_root_count_with_a_linear_decay() -> None:
     assert novelty.rewards(_typing_episode(index=4)) == [0.0, 0.0, 0.0]
 
 
+def test_the_last_step_earns_no_novelty_even_when_it_clears_the_screen() -> None:
+    episode = _typing_episode()
+    episode.final_observation = Observation(NO_SCREENSHOT, "x", ())  # a finished page: empty
+    assert ScreenNovelty(bonus=0.4, decay_trajectories=4).rewards(episode) == pytest.approx(
+        [0.4, 0.4, 0.0]
+    )
+
+
 def test_novelty_rewards_are_added_to_the_shaped_rewards_of_the_windows() -> None:
     episode = _typing_episode()
     shaping = RewardShaping(step_cost=0.01, invalid_penalty=0.1, repeat_penalty=0.05)

@@ -14,7 +14,9 @@ after the step, ``how`` being ``text``, ``focus``, ``checked``, ``appeared`` or 
 times the task's family (the PhoneSim template, the MiniWoB++ task name) has now seen that
 change, so a change the policy makes all the time stops paying; and it is scaled by a linear
 decay to 0 over ``decay_trajectories`` trajectories, so late training optimises success alone.
-Bounded: never more than ``bonus`` per step.
+Bounded: never more than ``bonus`` per step. The episode's last step earns none: what it
+leads to is no state to act in (a finished MiniWoB++ page clears its elements), and paying for
+it would pay for ending episodes, the very habit the bonus is there to counter.
 
 The counts live in the replay that cuts windows (one per run) and are not checkpointed: a
 resumed run rebuilds them from the trajectories its replay re-ingests from the store.
@@ -91,7 +93,8 @@ class ScreenNovelty:
 
     def rewards(self, trajectory: Trajectory) -> list[float]:
         """One intrinsic reward per step of ``trajectory`` (counting its changes), 0 for a step
-        that changes nothing or whose next screen is unknown."""
+        that changes nothing, for the last (``done``) step and where the next screen is
+        unknown."""
         scale = self.scale
         self.trajectories += 1
         steps = trajectory.steps
@@ -100,6 +103,9 @@ class ScreenNovelty:
         family = task_family(trajectory.task)
         out = []
         for index, step in enumerate(steps):
+            if step.done:
+                out.append(0.0)
+                continue
             after = (
                 steps[index + 1].observation
                 if index + 1 < len(steps)
