@@ -163,10 +163,14 @@ class BenchRun:
 
     method: str
     seed: int
+    #: Greedy test success per task name.
     per_task: dict[str, float]
+    #: The training phase's minutes (the budget, as the run's clock measured it).
     minutes: float
     updates: int
+    #: Training episodes collected.
     episodes: int
+    #: The whole run, training and evaluations included.
     wall_minutes: float
     run_dir: str
 
