@@ -11,6 +11,7 @@ nothing after it is worth bootstrapping.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from distrl.algos.rewards import RewardShaping, shaped_rewards
@@ -51,6 +52,7 @@ def cut_windows(
     *,
     keep_screenshots: bool = True,
     shared_elements: SharedElements | None = None,
+    bonuses: Sequence[float] | None = None,
 ) -> list[StepWindow]:
     """The trajectory as windows of ``length`` steps (the last may be shorter).
 
@@ -58,7 +60,8 @@ def cut_windows(
     the runtime must never hand a partial episode to the learner. ``keep_screenshots=False``
     drops the pixels (for policies that read only the element list), which is what keeps a
     large replay in memory; ``shared_elements`` (a replay's pool) makes equal UI elements one
-    object, which shrinks what it keeps of each step ~2.5x.
+    object, which shrinks what it keeps of each step ~2.5x. ``bonuses`` (one per step: the
+    screen-novelty reward, :mod:`distrl.algos.novelty`) are added to the shaped rewards.
     """
 
     def lean(observation: Observation) -> Observation:
@@ -75,6 +78,8 @@ def cut_windows(
             "(its last step is not done); partial episodes never reach the learner"
         )
     rewards = shaped_rewards(trajectory, shaping)
+    if bonuses is not None:  # intrinsic rewards, one per step (docs/design.md §7.12)
+        rewards = [reward + bonus for reward, bonus in zip(rewards, bonuses, strict=True)]
     out = []
     for start, stop in windows(len(steps), length, stride):
         chunk = steps[start:stop]

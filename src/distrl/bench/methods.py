@@ -1,5 +1,7 @@
 """The methods ``distrl bench train`` compares: an algorithm, a runtime mode, and the config
-overrides that make an ablation of it (docs/design.md §7.6: DPER's weights, uniform replay)."""
+overrides that make an ablation of it (docs/design.md §7.6: DPER's weights, uniform replay;
+§7.12: the exploration mechanisms); and the exploration settings ``distrl bench miniwob
+--methods`` compares."""
 
 from __future__ import annotations
 
@@ -40,8 +42,67 @@ METHODS = (
         "A-RIDE, async, uniform replay",
         ("aride.prioritized=false",),
     ),
+    # The exploration ablation (issue 18, docs/design.md §7.12), each mechanism alone and both.
+    Method(
+        "aride_candidate_prior",
+        "aride",
+        "async",
+        "A-RIDE, async, TYPE rank prior",
+        ("explore.candidate_prior=2.0",),
+    ),
+    Method(
+        "aride_novelty",
+        "aride",
+        "async",
+        "A-RIDE, async, screen novelty",
+        ("explore.novelty_bonus=0.2",),
+    ),
+    Method(
+        "aride_explore",
+        "aride",
+        "async",
+        "A-RIDE, async, rank prior + novelty",
+        ("explore.candidate_prior=2.0", "explore.novelty_bonus=0.2"),
+    ),
 )
 METHODS_BY_NAME = {method.name: method for method in METHODS}
+
+
+@dataclass(frozen=True)
+class ExplorationMethod:
+    """An exploration setting of ``distrl bench miniwob --methods``: config overrides over the
+    bench's run config (the user's own overrides still win)."""
+
+    name: str
+    label: str
+    overrides: tuple[str, ...] = ()
+
+
+#: ``default`` is the config as it stands (the preset's and the user's settings); the others
+#: switch mechanisms off or on whatever the preset says, so a 3-seed ablation reads
+#: ``--methods none,candidate_prior,novelty,both --seeds 3``.
+EXPLORATION_METHODS = (
+    ExplorationMethod("default", "the config's exploration settings"),
+    ExplorationMethod(
+        "none", "no exploration mechanism", ("explore.candidate_prior=0", "explore.novelty_bonus=0")
+    ),
+    ExplorationMethod(
+        "candidate_prior",
+        "TYPE rank prior only",
+        ("explore.candidate_prior=2.0", "explore.novelty_bonus=0"),
+    ),
+    ExplorationMethod(
+        "novelty",
+        "screen novelty only",
+        ("explore.candidate_prior=0", "explore.novelty_bonus=0.2"),
+    ),
+    ExplorationMethod(
+        "both",
+        "TYPE rank prior + screen novelty",
+        ("explore.candidate_prior=2.0", "explore.novelty_bonus=0.2"),
+    ),
+)
+EXPLORATION_METHODS_BY_NAME = {method.name: method for method in EXPLORATION_METHODS}
 #: What the bench compares unless ``--methods`` says otherwise (the paper's comparison);
 #: ``aride_sync`` isolates the runtime: the same algorithm, synchronous rounds.
 DEFAULT_METHODS = ("aride_async", "digirl_sync", "fbc_sync")

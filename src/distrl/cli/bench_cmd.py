@@ -19,6 +19,8 @@ from distrl.extras import require
 
 
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
+    if args.bench_command == "miniwob":  # the serial runtime unless the config says ray
+        return _miniwob(args, overrides)
     if args.bench_command not in ("env", "report"):  # the others run Ray (runtime, actors)
         require("ray", "ray", f"distrl bench {args.bench_command}")
     if args.bench_command == "train":  # its setting sits under the user's overrides
@@ -176,6 +178,69 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
         return 0
     _print_train(summary)
     return 0
+
+
+def _miniwob(args: argparse.Namespace, overrides: list[str]) -> int:
+    import shlex
+    import sys
+
+    from distrl.bench.miniwob_bench import bench_miniwob, resolve_tasks
+
+    tasks = resolve_tasks(args.bench_tasks)
+    base = load_config(args.preset or "miniwob", overrides)  # bad overrides fail here, at once
+    if base.train.runtime == "ray":
+        require("ray", "ray", "distrl bench miniwob with train.runtime=ray")
+    methods = [name.strip() for name in args.bench_methods.split(",") if name.strip()]
+    console = Console(stderr=True)
+
+    def announce(method: str, seed: int) -> None:
+        console.print(
+            f"[bold]bench miniwob[/] {method}, seed {seed}: training {args.bench_minutes:g} min "
+            f"on {len(tasks)} tasks, then {args.bench_episodes} test episodes per task"
+        )
+
+    summary = bench_miniwob(
+        tasks,
+        args.bench_minutes,
+        base.seed,
+        args.bench_episodes,
+        methods=methods,
+        seeds=args.bench_seeds,
+        overrides=overrides,
+        preset=args.preset,
+        command=shlex.join(["distrl", *sys.argv[1:]]),
+        on_run=announce,
+    )
+    if args.json:
+        emit_json(summary)
+        return 0
+    _print_miniwob(summary)
+    return 0
+
+
+def _print_miniwob(summary: dict) -> None:
+    by_method = summary.get("by_method") or {"": summary}
+    names = list(by_method)
+    table = Table(
+        "task",
+        *(name or "success" for name in names),
+        title=f"bench miniwob: {len(summary['tasks'])} tasks, "
+        f"{summary['budget_minutes']:g} min from scratch, "
+        f"{summary['test_episodes_per_task']} test episodes each",
+    )
+    for task in summary["tasks"]:
+        table.add_row(task, *(f"{by_method[name]['per_task'][task]:.2f}" for name in names))
+    table.add_section()
+    table.add_row(
+        "[bold]mean[/]", *(f"[bold]{by_method[name]['mean_success']:.3f}[/]" for name in names)
+    )
+    console = Console()
+    console.print(table)
+    for run in summary.get("runs", [summary]):
+        console.print(
+            f"{run['method']} seed {run['seed']}: {run['updates']} updates, {run['episodes']} "
+            f"episodes in {run['minutes']} min; run folder {run['run_dir']}"
+        )
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -407,11 +407,57 @@ def _add_bench_commands(bench: argparse.ArgumentParser, command: Callable[..., A
     )
     _add_common(learner, seed=True)
     _add_bench_train(command("train", "test success against wall-clock time, per method", subs))
+    _add_bench_miniwob(
+        command(
+            "miniwob", "one policy from scratch on many MiniWoB++ tasks: success per task", subs
+        )
+    )
     _add_bench_report(
         command(
             "report", "merge a bench train results folder: curves and ratios with intervals", subs
         )
     )
+
+
+def _add_bench_miniwob(bench: argparse.ArgumentParser) -> None:
+    bench.add_argument(
+        "--tasks",
+        dest="bench_tasks",
+        default="default",
+        metavar="SET|NAMES",
+        help="a task set (default, preset, typing) or comma-separated MiniWoB++ task names "
+        "(default: default, 22 tasks)",
+    )
+    bench.add_argument(
+        "--minutes",
+        dest="bench_minutes",
+        type=float,
+        default=30.0,
+        help="training budget of each run (default: 30)",
+    )
+    bench.add_argument(
+        "--episodes",
+        dest="bench_episodes",
+        type=int,
+        default=20,
+        help="greedy test episodes per task after training (default: 20)",
+    )
+    bench.add_argument(
+        "--methods",
+        dest="bench_methods",
+        default="default",
+        help="comma-separated exploration settings: default, none, candidate_prior, novelty, "
+        "both (default: default, the config's own)",
+    )
+    bench.add_argument(
+        "--seeds",
+        dest="bench_seeds",
+        metavar="K",
+        type=int,
+        default=1,
+        help="runs per method, seeds SEED..SEED+K-1 (default: 1)",
+    )
+    _add_common(bench, seed=True, run_folder=True)
 
 
 def _add_bench_train(bench_train: argparse.ArgumentParser) -> None:

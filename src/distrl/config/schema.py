@@ -495,6 +495,37 @@ class ARideConfig(ConfigSection):
         return DPER_WEIGHTS[self.dper_weights]
 
 
+class ExploreConfig(ConfigSection):
+    """Exploration mechanisms for tasks a from-scratch policy almost never stumbles on (typing:
+    docs/design.md §7.12). Each is generic (no task-specific code, no expert) and off by default."""
+
+    candidate_prior: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=10.0,
+        description="Small policy: add -a*log(1+rank) to the TYPE head's logit of the rank-th "
+        "candidate text (the extractor lists the spans most often typed first: quoted text, "
+        "times, numbers), a Zipf prior that makes the instruction's quoted span likely from the "
+        "first episode; 0 turns it off. Part of the policy, so acting and scoring agree.",
+    )
+    novelty_bonus: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Intrinsic reward for a step that changes the screen: bonus/sqrt(n), n the "
+        "number of times this task has seen that kind of change (which kinds of element changed "
+        "how: focus, text, checked, appeared, gone), added to the shaped reward as the replay "
+        "cuts windows; 0 turns it off.",
+    )
+    novelty_decay_episodes: int = Field(
+        default=2000,
+        ge=1,
+        le=10_000_000,
+        description="The novelty bonus falls linearly to 0 over this many trajectories reaching "
+        "the replay, so late training optimises success alone.",
+    )
+
+
 class DigiRLConfig(ConfigSection):
     """The DigiRL baseline's constants (docs/design.md §7): MC critics, curriculum, AWR filter."""
 
@@ -935,6 +966,9 @@ class RunConfig(ConfigSection):
     )
     policy: PolicyConfig = Field(
         default_factory=PolicyConfig, description="The policy a run trains (small or vlm)."
+    )
+    explore: ExploreConfig = Field(
+        default_factory=ExploreConfig, description="Exploration mechanisms (all off by default)."
     )
     log: LogConfig = Field(
         default_factory=LogConfig, description="Progress lines and experiment trackers."

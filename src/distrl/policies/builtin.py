@@ -20,7 +20,7 @@ def small_policy(cfg: RunConfig) -> Policy:
     """The pointer network over the element list (CPU)."""
     from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 
-    return SmallPolicy(SmallPolicyConfig())
+    return SmallPolicy(SmallPolicyConfig(candidate_prior=cfg.explore.candidate_prior))
 
 
 def make_policy(cfg: RunConfig) -> Policy:

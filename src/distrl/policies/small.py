@@ -80,7 +80,7 @@ from distrl.policies.features import (
     tap_point,
 )
 
-__all__ = ["ActionTargets", "SmallPolicy", "SmallPolicyConfig"]
+__all__ = ["ActionTargets", "SmallPolicy", "SmallPolicyConfig", "rank_prior"]
 
 #: Logit of a masked choice: exp() of it is exactly 0 in float32, yet it stays finite, so
 #: p * log p is 0 (not NaN) in the entropy.
@@ -138,6 +138,13 @@ class SmallPolicyConfig(ConfigSection):
     )
     swipe_x: float = Field(default=0.5, ge=0.0, le=1.0, description="x of both swipes.")
     init_seed: int = Field(default=0, ge=0, description="Seed of the weight initialisation.")
+    candidate_prior: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=10.0,
+        description="Zipf prior of the TYPE head: -a*log(1+rank) added to the rank-th "
+        "candidate's logit (explore.candidate_prior; docs/design.md §7.12).",
+    )
     recompute_activations: bool = Field(
         default=True,
         description="Keep only each encoder layer's input for the backward pass and recompute "
@@ -231,6 +238,19 @@ def _mlp(dim_in: int, hidden: int, dim_out: int) -> nn.Sequential:
 
 def _masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(~mask, _MASKED).log_softmax(dim=-1)
+
+
+def rank_prior(count: int, strength: float, device: torch.device | None = None) -> torch.Tensor:
+    """``-strength * log(1 + rank)`` for ranks ``0..count-1``: added to logits, a uniform head
+    becomes Zipf's law p(rank) ~ (1 + rank)^-strength. The candidate extractor lists first the
+    spans people type verbatim (quoted text, times, numbers), so this prior makes them likely
+    before any reward says so, while every candidate keeps a non-zero probability and learning
+    can still move the logits anywhere (docs/design.md §7.12).
+
+    >>> [round(float(x), 4) for x in rank_prior(3, 2.0)]
+    [-0.0, -1.3863, -2.1972]
+    """
+    return -strength * torch.log1p(torch.arange(count, dtype=torch.float32, device=device))
 
 
 def _entropy(logp: torch.Tensor) -> torch.Tensor:
@@ -402,6 +422,10 @@ class SmallPolicy(Policy):
         candidate_logits = self.candidate_head(h_candidates).squeeze(-1) + scale * (
             self.pointer_key(h_candidates) * query
         ).sum(-1)
+        if cfg.candidate_prior:
+            candidate_logits = candidate_logits + rank_prior(
+                candidate_logits.shape[1], cfg.candidate_prior, candidate_logits.device
+            )
 
         element_logp = _masked_log_softmax(element_logits, batch.tap_targets)
         candidate_logp = _masked_log_softmax(candidate_logits, batch.candidate_mask)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import torch
 
+from distrl.algos.novelty import ScreenNovelty
 from distrl.algos.registry import beta_budget, build_algorithm
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
@@ -74,4 +75,13 @@ def build_replay(
         demo_fraction=cfg.train.demo_fraction,
         seed=derive_seed(cfg.seed, Stream.REPLAY),
         beta_budget_seconds=beta_budget(cfg)[1],
+        novelty=screen_novelty(cfg),
     )
+
+
+def screen_novelty(cfg: RunConfig) -> ScreenNovelty | None:
+    """The replay's screen-novelty reward, if ``explore.novelty_bonus`` turns it on."""
+    explore = cfg.explore
+    if explore.novelty_bonus <= 0:
+        return None
+    return ScreenNovelty(explore.novelty_bonus, explore.novelty_decay_episodes)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from distrl.algos.novelty import ScreenNovelty
 from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.observation import SharedElements
@@ -96,8 +97,11 @@ class ReplayService:
         seed: int = 0,
         beta_budget_seconds: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        novelty: ScreenNovelty | None = None,
     ):
         self.algorithm = algorithm
+        #: The screen-novelty reward added to admitted trajectories' steps (None: off).
+        self.novelty = novelty
         self.window = window
         self.max_staleness = max_staleness
         self.keep_screenshots = keep_screenshots
@@ -184,6 +188,7 @@ class ReplayService:
                 self.algorithm.shaping,
                 keep_screenshots=self.keep_screenshots,
                 shared_elements=self.shared_elements,
+                bonuses=None if self.novelty is None else self.novelty.rewards(trajectory),
             )
             for window in windows:
                 if self.staleness(window, self.learner_version) > self.max_staleness:
