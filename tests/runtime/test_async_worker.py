@@ -152,8 +152,10 @@ def test_no_episode_starts_while_backpressure_holds() -> None:
         # not from the start of the run, keeps this independent of the machine's load.
         if len(finished) >= 2 and not idle_since:
             idle_since.append(time.monotonic())
-        return time.monotonic() > deadline or bool(idle_since) and (
-            time.monotonic() - idle_since[0] > 0.5
+        return (
+            time.monotonic() > deadline
+            or bool(idle_since)
+            and (time.monotonic() - idle_since[0] > 0.5)
         )
 
     worker.run(finished.append, may_start=may_start, should_stop=should_stop)
