@@ -46,17 +46,16 @@ def observations() -> list[Observation]:
     return [env.reset(task) for task in load_suite("general", "train")[:3]]
 
 
-def _service_cfg(tmp_path: Path) -> RunConfig:
-    cfg = RunConfig()
-    cfg.run_root = str(tmp_path)
-    cfg.train.runtime = "ray"
-    cfg.train.devices = DEVICES
-    cfg.ray.workers = 2
-    cfg.ray.flush_seconds = 0.5
-    cfg.ray.call_timeout_seconds = TIMEOUT
-    cfg.inference.mode = "service"
-    cfg.inference.max_wait_ms = 2.0
-    return cfg
+def _service_cfg(tmp_path: Path, **train: object) -> RunConfig:
+    """A ray run of 4 devices on 2 workers that act through the service."""
+    return RunConfig.model_validate(
+        {
+            "run_root": str(tmp_path),
+            "train": {"runtime": "ray", "devices": DEVICES, **train},
+            "ray": {"workers": 2, "flush_seconds": 0.5, "call_timeout_seconds": TIMEOUT},
+            "inference": {"mode": "service", "max_wait_ms": 2.0},
+        }
+    )
 
 
 def test_published_weights_act_in_the_next_batch(
@@ -123,13 +122,7 @@ class _DownService:
 
     version = 0
 
-    def act(
-        self,
-        observations: Sequence[Observation],
-        *,
-        greedy: bool = False,
-        generator: torch.Generator | None = None,
-    ) -> PolicyOutput:
+    def act(self, observations: Sequence[Observation], **choice: object) -> PolicyOutput:
         raise InferenceUnavailable("the inference service did not answer after 3 attempt(s)")
 
 
@@ -167,14 +160,9 @@ def test_the_serial_runtime_refuses_the_service(tmp_path: Path) -> None:
 def test_async_run_with_the_service_survives_a_killed_service(
     local_ray: None, tmp_path: Path
 ) -> None:
-    cfg = _service_cfg(tmp_path)
-    cfg.train.mode = "async"
-    cfg.train.min_replay = 16
-    cfg.train.batch_size = 8
-    cfg.train.eval_episodes = 4
-    cfg.train.final_eval_episodes = 4
-    cfg.train.max_updates = 6
-    cfg.train.minutes = 5  # a bound only: the run ends at its 6th update
+    # minutes is a bound only: the run ends at its 6th update.
+    budget = {"max_updates": 6, "minutes": 5, "min_replay": 16, "batch_size": 8}
+    cfg = _service_cfg(tmp_path, mode="async", eval_episodes=4, final_eval_episodes=4, **budget)
     latency = cfg.env.phonesim.latency
     latency.enabled, latency.time_scale = True, 0.002
     killed: list[float] = []
