@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from distrl.bench.inference_bench import bench_inference
+from distrl.bench.inference_bench import bench_config, bench_inference
 from distrl.cli.main import main
 from distrl.config.schema import RunConfig
 
@@ -45,3 +45,9 @@ def test_bench_inference_rejects_bad_arguments(
 ) -> None:
     assert main(["bench", "inference", "--policy", "small", *args, "--json"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_bench_config_picks_the_tiny_vlm_or_the_small_policy() -> None:
+    vlm = bench_config(RunConfig(), "vlm").policy
+    assert vlm.kind == "vlm" and vlm.vlm.tiny and vlm.vlm.path is None
+    assert bench_config(RunConfig(), "small").policy.kind == "small"

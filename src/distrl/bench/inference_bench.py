@@ -46,9 +46,9 @@ def bench_config(cfg: RunConfig, policy: str) -> RunConfig:
     """``cfg`` with the benchmarked policy: ``small`` or the tiny VLM (random weights, built in
     process, so the bench runs offline)."""
     cfg = cfg.model_copy(deep=True)
-    if policy == "vlm":
-        cfg.policy.kind = "vlm"
+    if policy == "vlm":  # the base first: the policy section is validated on each assignment
         cfg.policy.vlm.tiny, cfg.policy.vlm.path = True, None
+        cfg.policy.kind = "vlm"
     else:
         cfg.policy.kind = policy
     return cfg
