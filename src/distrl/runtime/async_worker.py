@@ -6,13 +6,12 @@ only does what needs the policy: whenever some devices are waiting for an action
 of them in one batch. A device whose episode ends starts the next one at once (if ``may_start``
 allows: that is where backpressure and a sync round's fixed share come in).
 
-Faults: an :class:`~distrl.core.faults.InferenceUnavailable` (the inference service stayed down)
-drops the episodes that waited for that action. A :class:`~distrl.core.faults.DeviceFault` from
-a reset or step drops the partial
+Faults: a :class:`~distrl.core.faults.DeviceFault` from a reset or step drops the partial
 episode (counted) and the next reset restarts the device. A call that does not return within
 ``step_timeout_seconds`` is a hang the device cannot report itself: the worker abandons the
 device (its thread is left to finish or die), builds a replacement with ``make_device`` and drops
-the episode. A partial episode is never handed out.
+the episode. An :class:`~distrl.core.faults.InferenceUnavailable` (the inference service stayed
+down) drops the episodes that waited for that action. A partial episode is never handed out.
 
 Utilisation is measured, not assumed: ``busy_seconds`` is the time devices spent inside reset or
 step calls; everything else (waiting for the policy, for a free slot in a sync round) is idle.
