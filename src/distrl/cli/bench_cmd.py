@@ -44,6 +44,8 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         return _collect(args, cfg)
     if args.bench_command == "learner":
         return _learner(args, cfg)
+    if args.bench_command == "inference":
+        return _inference(args, cfg)
     raise InputError(f"unknown benchmark {args.bench_command!r}")
 
 
@@ -111,6 +113,57 @@ def _learner(args: argparse.Namespace, cfg: RunConfig) -> int:
     table = Table("figure", "value", title=f"bench learner ({summary['policy']}, {cfg.train.algo})")
     for key, value in summary.items():
         table.add_row(key, str(value))
+    Console().print(table)
+    return 0
+
+
+def _inference(args: argparse.Namespace, cfg: RunConfig) -> int:
+    from distrl.bench.inference_bench import bench_inference
+
+    counts = [8, 16, 32, 64]
+    if args.bench_devices:
+        counts = _device_list(args.bench_devices, "--devices")
+    for name, value in (
+        ("--devices-per-worker", args.devices_per_worker),
+        ("--seconds", args.seconds),
+    ):
+        if value <= 0:
+            raise InputError(f"{name} must be > 0, got {value}")
+    if args.bench_policy == "vlm" or args.bench_policy == "both":
+        require("transformers", "vlm", "distrl bench inference --policy vlm")
+        require("peft", "vlm", "distrl bench inference --policy vlm")
+    policies = ["small", "vlm"] if args.bench_policy == "both" else [args.bench_policy]
+    summary = bench_inference(
+        cfg, counts, policies, devices_per_worker=args.devices_per_worker, seconds=args.seconds
+    )
+    if args.json:
+        emit_json(summary)
+        return 0
+    table = Table(
+        "policy",
+        "devices",
+        "per-worker act/s",
+        "service act/s",
+        "speedup",
+        "service p50/p95 ms",
+        "per-worker p50/p95 ms",
+        "batch",
+        title=f"bench inference ({args.devices_per_worker} devices per worker, service on "
+        f"{'GPU' if summary['gpu'] else 'CPU'})",
+    )
+    for policy, figures in summary["policies"].items():
+        for row in figures["rows"]:
+            local, service = row["per_worker"], row["service"]
+            table.add_row(
+                policy,
+                str(row["devices"]),
+                str(local["actions_per_s"]),
+                str(service["actions_per_s"]),
+                str(row["speedup"]),
+                f"{service['act_ms_p50']}/{service['act_ms_p95']}",
+                f"{local['act_ms_p50']}/{local['act_ms_p95']}",
+                str(service["mean_batch_size"]),
+            )
     Console().print(table)
     return 0
 
@@ -299,11 +352,11 @@ def _print_train(summary: dict) -> None:
     console.print(f"plot: {summary['plot']}  (runs under {summary['bench_dir']})")
 
 
-def _device_list(text: str) -> list[int]:
+def _device_list(text: str, flag: str = "--scaling") -> list[int]:
     try:
         counts = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InputError(f"--scaling must be comma-separated device counts, got {text!r}") from None
+        raise InputError(f"{flag} must be comma-separated device counts, got {text!r}") from None
     if not counts or min(counts) < 1:
-        raise InputError(f"--scaling must be comma-separated device counts >= 1, got {text!r}")
+        raise InputError(f"{flag} must be comma-separated device counts >= 1, got {text!r}")
     return counts

@@ -406,6 +406,26 @@ def _add_bench_commands(bench: argparse.ArgumentParser, command: Callable[..., A
         "--updates", dest="bench_updates", type=int, default=20, help="updates to time"
     )
     _add_common(learner, seed=True)
+    inference = command(
+        "inference", "actions/s and act latency: inference service vs per-worker copies", subs
+    )
+    inference.add_argument(
+        "--devices",
+        dest="bench_devices",
+        help="comma-separated device counts (default 8,16,32,64)",
+    )
+    inference.add_argument(
+        "--policy",
+        dest="bench_policy",
+        default="both",
+        choices=("small", "vlm", "both"),
+        help="the small policy, the tiny VLM, or both",
+    )
+    inference.add_argument(
+        "--devices-per-worker", type=int, default=8, help="devices each worker drives"
+    )
+    inference.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
+    _add_common(inference, seed=True)
     _add_bench_train(command("train", "test success against wall-clock time, per method", subs))
     _add_bench_miniwob(
         command(

@@ -752,6 +752,43 @@ class RayConfig(ConfigSection):
     dashboard: bool = Field(default=False, description="Start Ray's dashboard (local Ray only).")
 
 
+class InferenceConfig(ConfigSection):
+    """Where a ray run's workers get their actions: their own policy copy, or a shared batched
+    inference service (docs/design.md §2.1)."""
+
+    mode: Literal["local", "service"] = Field(
+        default="local",
+        description="local: each worker acts with its own policy copy; service: workers hold no "
+        "model and ask an inference service actor (a GPU when the cluster has one) that batches "
+        "the requests of many workers. train.runtime=ray only.",
+    )
+    replicas: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="Inference service actors (mode=service); workers are spread over them.",
+    )
+    max_batch_size: int = Field(
+        default=64,
+        ge=1,
+        le=65_536,
+        description="Most observations in one batch: a batch starts once this many wait.",
+    )
+    max_wait_ms: float = Field(
+        default=5.0,
+        ge=0,
+        le=60_000.0,
+        description="Longest a request waits for others to share its batch (milliseconds).",
+    )
+    retry_seconds: float = Field(
+        default=120.0,
+        ge=0,
+        le=86_400.0,
+        description="How long a worker retries an act call while a dead service restarts before "
+        "it drops the episodes waiting for that action.",
+    )
+
+
 class VLMJudgeConfig(ConfigSection):
     """A VLM success judge on any OpenAI-compatible chat endpoint (docs/design.md §6)."""
 
@@ -955,6 +992,10 @@ class RunConfig(ConfigSection):
     play: PlayConfig = Field(default_factory=PlayConfig, description="Scripted play settings.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="Online training.")
     ray: RayConfig = Field(default_factory=RayConfig, description="The ray runtime's placement.")
+    inference: InferenceConfig = Field(
+        default_factory=InferenceConfig,
+        description="Acting from a local policy copy or a batched inference service.",
+    )
     judge: JudgeConfig = Field(
         default_factory=JudgeConfig, description="Success judging (state or VLM)."
     )

@@ -19,3 +19,9 @@ class DeviceCrashed(DeviceFault):
 
 class DeviceHung(DeviceFault):
     """The device stopped answering within its step timeout."""
+
+
+class InferenceUnavailable(RuntimeError):
+    """The inference service that chooses a worker's actions did not answer (it died and was
+    not back within the retry period): the episodes waiting for an action are dropped, the
+    devices themselves are fine."""

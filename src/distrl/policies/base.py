@@ -44,7 +44,9 @@ __all__ = [
     "PolicyCheckpointError",
     "PolicyOutput",
     "load_policy",
+    "pick_per_row",
     "read_checkpoint",
+    "seeded_generators",
     "register_policy",
 ]
 
@@ -57,13 +59,16 @@ class PolicyOutput(NamedTuple):
 
     ``logprobs`` is the behaviour log-prob of each returned action (of the whole composite
     action), ``entropies`` the entropy of the full action distribution, ``values`` the step
-    critic V(s). All three are detached ``[B]`` float tensors.
+    critic V(s). All three are detached ``[B]`` float tensors. ``version`` is the weights
+    version that acted (:meth:`Policy.act` fills it in; an inference service answers with the
+    version its copy held, which a worker cannot know otherwise).
     """
 
     actions: list[Action]
     logprobs: torch.Tensor
     entropies: torch.Tensor
     values: torch.Tensor
+    version: int = -1
 
 
 class ActionScores(NamedTuple):
@@ -83,16 +88,46 @@ class ActionScores(NamedTuple):
 class Choice(NamedTuple):
     """How :meth:`Policy.act` chooses among the actions it scores: the most likely one when
     ``greedy`` (evaluation), else a draw from ``generator`` (exploration; ``None``: torch's
-    global RNG)."""
+    global RNG).
+
+    ``row_generators`` (one per row) makes every row's draw depend on its own generator and its
+    own distribution only, whatever else shares the batch: an inference service batches rows of
+    many workers, and each worker's actions must stay reproducible from its own seeds. A row
+    draws one uniform number per pick (inverse CDF), so the padding a batch adds to a row (zero
+    probabilities past its last element) changes neither its draw nor its generator's state.
+    """
 
     greedy: bool
     generator: torch.Generator | None
+    row_generators: Sequence[torch.Generator] | None = None
 
     def pick(self, logp: torch.Tensor) -> torch.Tensor:
         """One index per row of the log-probabilities ``logp`` ``[B, N]``."""
         if self.greedy:
             return logp.argmax(dim=1)
+        if self.row_generators is not None:
+            return pick_per_row(logp, self.row_generators)
         return torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(1)
+
+
+def seeded_generators(seeds: Sequence[int]) -> list[torch.Generator]:
+    """One CPU generator per row, seeded from that row's seed."""
+    return [torch.Generator().manual_seed(int(seed)) for seed in seeds]
+
+
+def pick_per_row(logp: torch.Tensor, generators: Sequence[torch.Generator]) -> torch.Tensor:
+    """Row ``b`` of ``logp`` ``[B, N]`` sampled with ``generators[b]``: one uniform draw ``u``
+    and the first index whose cumulative probability exceeds ``u`` times the row's total. An
+    index of probability zero is never picked, and trailing zeros leave the result unchanged."""
+    if len(generators) != logp.shape[0]:
+        raise ValueError(f"{len(generators)} row generators for {logp.shape[0]} rows")
+    picks = []
+    for row, generator in zip(logp.detach().float().cpu(), generators, strict=True):
+        cumulative = torch.cumsum(row.exp(), dim=0)
+        draw = torch.rand((1,), generator=generator) * cumulative[-1]
+        index = int(torch.searchsorted(cumulative, draw, right=True))
+        picks.append(min(index, row.shape[0] - 1))
+    return torch.tensor(picks, dtype=torch.long, device=logp.device)
 
 
 class Policy(nn.Module, ABC):
@@ -116,10 +151,17 @@ class Policy(nn.Module, ABC):
         *,
         greedy: bool = False,
         generator: torch.Generator | None = None,
+        seeds: Sequence[int] | None = None,
     ) -> PolicyOutput:
         """Choose one valid action per observation (argmax when ``greedy``); deterministic
-        given ``generator``'s state. No gradients: a worker only records what it did."""
-        return self._act(observations, Choice(greedy, generator))
+        given ``generator``'s state, or with ``seeds`` (one per observation) given each row's
+        seed alone, whatever rows share the batch (:class:`Choice`). No gradients: a worker
+        only records what it did. The output carries the weights version that acted."""
+        if seeds is not None and len(seeds) != len(observations):
+            raise ValueError(f"{len(seeds)} seeds for {len(observations)} observations")
+        rows = seeded_generators(seeds) if seeds is not None and not greedy else None
+        output = self._act(observations, Choice(greedy, generator, rows))
+        return output._replace(version=int(self.version))
 
     @abstractmethod
     def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:

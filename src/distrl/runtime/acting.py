@@ -1,5 +1,6 @@
-"""What every worker shares, whatever drives its devices: one local copy of the policy and how it
-acts with it.
+"""What every worker shares, whatever drives its devices: what acts for it (its own copy of the
+policy, or with ``inference.mode=service`` a client of the inference service: docs/design.md
+§2.1) and how it acts.
 
 A worker acts greedily (the most likely action: evaluation) or samples from a generator seeded
 for that worker alone (exploration), so a collection is reproducible given the seed and no two
@@ -10,6 +11,7 @@ takes newer weights between steps (:meth:`ActingWorker.set_weights`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import torch
 
@@ -17,7 +19,23 @@ from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.policies.base import Policy, PolicyOutput
 
-__all__ = ["ActingWorker"]
+__all__ = ["ActingWorker", "ActionSource"]
+
+
+class ActionSource(Protocol):
+    """What a worker acts with: a :class:`Policy` or an
+    :class:`~distrl.runtime.inference.service.InferenceClient`. Each output carries the weights
+    version that acted; ``version`` is the latest one."""
+
+    version: int
+
+    def act(
+        self,
+        observations: Sequence[Observation],
+        *,
+        greedy: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> PolicyOutput: ...
 
 
 class ActingWorker:
@@ -26,7 +44,7 @@ class ActingWorker:
 
     def __init__(
         self,
-        policy: Policy,
+        policy: ActionSource,
         next_task: Callable[[], Task],
         *,
         worker_id: str,
@@ -47,6 +65,8 @@ class ActingWorker:
 
     def set_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         """Swap in newer weights (between steps; episodes in flight continue under them and the
-        steps record which version acted)."""
+        steps record which version acted). Only a worker with its own policy copy has any."""
+        if not isinstance(self.policy, Policy):
+            raise TypeError("this worker acts through the inference service, which holds weights")
         self.policy.load_state_dict(state_dict)
         self.policy.version = version

@@ -10,7 +10,8 @@ Faults: a :class:`~distrl.core.faults.DeviceFault` from a reset or step drops th
 episode (counted) and the next reset restarts the device. A call that does not return within
 ``step_timeout_seconds`` is a hang the device cannot report itself: the worker abandons the
 device (its thread is left to finish or die), builds a replacement with ``make_device`` and drops
-the episode. A partial episode is never handed out.
+the episode. An :class:`~distrl.core.faults.InferenceUnavailable` (the inference service stayed
+down) drops the episodes that waited for that action. A partial episode is never handed out.
 
 Utilisation is measured, not assumed: ``busy_seconds`` is the time devices spent inside reset or
 step calls; everything else (waiting for the policy, for a free slot in a sync round) is idle.
@@ -27,12 +28,11 @@ from typing import Any
 import torch
 
 from distrl.core.action import Action
-from distrl.core.faults import DeviceFault, DeviceHung
+from distrl.core.faults import DeviceFault, DeviceHung, InferenceUnavailable
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.envs.protocol import DeviceEnv
-from distrl.policies.base import Policy
-from distrl.runtime.acting import ActingWorker
+from distrl.runtime.acting import ActingWorker, ActionSource
 from distrl.runtime.drops import DropLog
 from distrl.runtime.episode import EpisodeInProgress
 
@@ -92,7 +92,7 @@ class AsyncWorker(ActingWorker):
         self,
         make_device: Callable[[int, int], DeviceEnv],
         num_devices: int,
-        policy: Policy,
+        policy: ActionSource,
         next_task: Callable[[], Task],
         *,
         worker_id: str = "worker-0",
@@ -177,8 +177,12 @@ class AsyncWorker(ActingWorker):
             episode = self.slots[i].episode
             assert episode is not None
             observations.append(episode.observation)
-        with torch.no_grad():
-            output = self.act(observations)
+        try:
+            with torch.no_grad():
+                output = self.act(observations)
+        except InferenceUnavailable as fault:
+            self._drop_waiting(waiting, fault)
+            return
         for k, index in enumerate(waiting):
             slot = self.slots[index]
             action = output.actions[k]
@@ -189,9 +193,19 @@ class AsyncWorker(ActingWorker):
                 action=action,
                 logprob=float(output.logprobs[k]),
                 entropy=float(output.entropies[k]),
-                version=self.policy.version,
+                version=output.version,
             )
             slot.call = slot.executor.submit(slot.device.step, action)
+
+    def _drop_waiting(self, waiting: list[int], fault: InferenceUnavailable) -> None:
+        """No action came for these devices' steps: drop their episodes (never recorded with a
+        guessed action or version); each device's next reset starts afresh."""
+        for index in waiting:
+            slot = self.slots[index]
+            slot.episode = None
+            slot.waiting_for_action = False
+            self.stats.dropped += 1
+            self.drops.record(fault)
 
     def _complete(self, index: int, on_finished: Callable[[Trajectory], None]) -> int:
         """Book a finished reset/step call; returns 1 if it ended an episode."""

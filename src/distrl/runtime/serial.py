@@ -145,4 +145,9 @@ def train(
             f"train.learner_processes={cfg.train.learner_processes} > 1 needs the ray runtime "
             "(train.runtime=ray); the serial runtime trains in one process"
         )
+    if cfg.inference.mode == "service":
+        raise InputError(
+            "inference.mode=service needs the ray runtime (train.runtime=ray); the serial "
+            "runtime acts with its one policy copy in this process (inference.mode=local)"
+        )
     return train_with(LocalParts, cfg, resume, demonstrations, on_progress)

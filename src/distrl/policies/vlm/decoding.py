@@ -14,6 +14,11 @@ differentiable, and ``act`` and ``score_actions`` compute it on the same path.
 Sampling is pure temperature sampling: the model's own generation defaults (top-k, top-p,
 repetition penalty in a checkpoint's generation_config.json) are overridden, since any of them
 would make the sampled distribution differ from the one the log-probs describe.
+
+Per-row sampling (``Choice.row_generators``, an inference service's batches): ``generate`` runs
+greedily over scores a logits processor has already decided, each row's next token drawn from
+its own generator (:func:`~distrl.policies.base.pick_per_row`), so a row's text depends on its
+own seed only, whatever rows share the batch.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import torch
-from transformers import GenerationConfig
+from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 
-from distrl.policies.base import Choice
+from distrl.policies.base import Choice, pick_per_row
 
 __all__ = ["Decoding", "Sampled", "SequenceScores", "prompt_features", "sample", "teacher_force"]
 
@@ -152,23 +157,48 @@ def _generation_config(decoding: Decoding, greedy: bool) -> GenerationConfig:
     )
 
 
+class _RowSampler(LogitsProcessor):
+    """Draws each row's next token from its own generator at the sampling temperature and
+    leaves only that token possible, so greedy decoding emits it. ``output_logits`` still
+    returns the model's raw logits, from which :func:`sample` scores the tokens."""
+
+    def __init__(self, generators: Sequence[torch.Generator], temperature: float):
+        self.generators = generators
+        self.temperature = temperature
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        picks = pick_per_row(logp, self.generators)
+        decided = torch.full_like(scores, float("-inf"))
+        decided[torch.arange(scores.shape[0], device=scores.device), picks] = 0.0
+        return decided
+
+
 @torch.no_grad()
 def sample(model: Any, inputs: dict[str, Any], decoding: Decoding, choice: Choice) -> Sampled:
     """Generate one action text per prompt (argmax when ``choice.greedy``) and score it.
 
     ``generate`` draws from torch's global RNG; it runs under a forked RNG seeded from
     ``choice.generator``, so a call is reproducible given the generator's state and leaves the
-    caller's global RNG untouched."""
-    config = _generation_config(decoding, choice.greedy)
+    caller's global RNG untouched. With ``choice.row_generators`` each row draws from its own
+    generator instead (:class:`_RowSampler`)."""
+    per_row = not choice.greedy and choice.row_generators is not None
+    config = _generation_config(decoding, choice.greedy or per_row)
     device = inputs["input_ids"].device
+    processors = LogitsProcessorList()
+    if per_row:
+        assert choice.row_generators is not None
+        processors.append(_RowSampler(choice.row_generators, decoding.temperature))
     seed = None
-    if choice.generator is not None:
+    if choice.generator is not None and not per_row:
         seed = int(torch.randint(0, 2**62, (1,), generator=choice.generator))
     cuda = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda, enabled=seed is not None):
         if seed is not None:
             torch.manual_seed(seed)
-        out = model.generate(**_cast(inputs, model.dtype), generation_config=config)
+        out = model.generate(
+            **_cast(inputs, model.dtype), generation_config=config, logits_processor=processors
+        )
     prompt_length = inputs["input_ids"].shape[1]
     generated = out.sequences[:, prompt_length:]
     batch = generated.shape[0]

@@ -156,8 +156,17 @@ class VLMPolicy(Policy):
         actions: list[Action] = []
         parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         with self._threads():
-            for chunk in _chunks(observations, self.config.max_batch_size):
-                chunk_actions, logprobs, entropies, values = self._act_chunk(chunk, choice)
+            size = self.config.max_batch_size
+            for start, chunk in zip(
+                range(0, len(observations), size), _chunks(observations, size), strict=True
+            ):
+                rows = choice.row_generators
+                chunk_choice = (
+                    choice
+                    if rows is None
+                    else choice._replace(row_generators=rows[start : start + len(chunk)])
+                )
+                chunk_actions, logprobs, entropies, values = self._act_chunk(chunk, chunk_choice)
                 actions.extend(chunk_actions)
                 parts.append((logprobs, entropies, values))
         logprobs, entropies, values = (torch.cat(p).float().cpu() for p in zip(*parts, strict=True))

@@ -32,6 +32,7 @@ from distrl.envs.devices import Purpose, make_device
 from distrl.envs.protocol import DeviceEnv
 from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import reads_screenshots
+from distrl.runtime.acting import ActionSource
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
 from distrl.runtime.collection_stats import RecentCollection, replay_stats, take_in
 from distrl.runtime.components import build_policy, build_replay
@@ -41,6 +42,7 @@ from distrl.runtime.distributed.learner_group import (
     rendezvous_address,
     restore_learner,
 )
+from distrl.runtime.inference.service import InferenceClient
 from distrl.runtime.learner import Learner, run_updates
 from distrl.runtime.replay_service import ReplayBatch
 from distrl.runtime.task_sampler import TaskSampler
@@ -213,7 +215,9 @@ class LearnerActor:
 
 
 class WorkerActor:
-    """K devices driven by a local policy copy; sends finished trajectories to the replay."""
+    """K devices driven by a local policy copy, or with ``service`` (the name of an inference
+    service replica) by no model at all: the service acts for them. Sends finished trajectories
+    to the replay."""
 
     def __init__(
         self,
@@ -224,6 +228,7 @@ class WorkerActor:
         replay_name: str,
         board_name: str,
         session: int,
+        service: str | None = None,
     ):
         # By name, not by handle: a restarted actor looks them up again (handles passed as
         # constructor arguments would have to outlive the actor's restarts).
@@ -233,8 +238,18 @@ class WorkerActor:
         life = ray.get(self.board.register_life.remote(worker_index), timeout=self.timeout)
         # Each life of a worker (a restart by Ray, a resumed run) draws its own streams.
         branch = (worker_index, session, life)
-        policy = build_policy(cfg)
-        screenshots = reads_screenshots(policy)
+        #: Whether the weights live in this worker (local copy) or in the service.
+        self.thin = service is not None
+        if service is not None:
+            acting: ActionSource = InferenceClient(
+                ray.get_actor(service),
+                timeout=self.timeout,
+                retry_seconds=cfg.inference.retry_seconds,
+            )
+            screenshots = acting.uses_screenshots
+        else:
+            policy = build_policy(cfg)
+            acting, screenshots = policy, reads_screenshots(policy)
 
         def new_device(index: int, incarnation: int) -> DeviceEnv:
             return make_device(
@@ -249,7 +264,7 @@ class WorkerActor:
         self.worker = AsyncWorker(
             new_device,
             num_devices,
-            policy,
+            acting,
             TaskSampler(
                 load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, *branch)
             ),
@@ -257,7 +272,7 @@ class WorkerActor:
             seed=derive_seed(cfg.seed, Stream.WORKER_ACTIONS, *branch),
             step_timeout_seconds=cfg.ray.step_timeout_seconds,
         )
-        self.keep_screenshots = reads_screenshots(self.worker.policy)
+        self.keep_screenshots = screenshots
         self.version = -1
         self._stop = False
         self._last_poll = 0.0
@@ -271,7 +286,9 @@ class WorkerActor:
         stopped, version, refs = ray.get(self.board.poll.remote(self.version), timeout=self.timeout)
         self._stop = stopped
         self._last_poll = time.monotonic()
-        if refs:
+        if refs and self.thin:
+            self.version = version  # the service takes them itself
+        elif refs:
             self.worker.set_weights(ray.get(refs[0], timeout=self.timeout), version)
             self.version = version
 

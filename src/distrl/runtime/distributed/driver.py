@@ -41,6 +41,7 @@ from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, Weights
 from distrl.runtime.distributed.learner_group import check_group_resources, start_learner_group
 from distrl.runtime.distributed.session import check_config, device_shares, ray_session
 from distrl.runtime.drops import DropLog
+from distrl.runtime.inference.service import gpu_shares, service_name, start_services
 from distrl.runtime.run_log import TrainResult, restoring_from
 from distrl.runtime.training import RunSetup, train_with
 
@@ -61,7 +62,13 @@ class Placement:
     ):
         self.cfg = cfg
         policy_state = policy.state_dict()
-        gpus = 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        thin = cfg.inference.mode == "service"
+        cluster_gpus = ray.cluster_resources().get("GPU", 0)
+        gpus, service_gpus = 1 if cluster_gpus >= 1 else 0, 0.0
+        if thin:  # the service replicas want a GPU too (docs/design.md §2.1)
+            gpus, service_gpus = gpu_shares(
+                cluster_gpus, cfg.train.learner_processes, cfg.inference.replicas
+            )
         self.learner_options = {"num_cpus": 1 if gpus == 0 else 0, "num_gpus": gpus}
         # Before any actor exists: a group the cluster cannot place is refused, not left pending.
         check_group_resources(cfg.train.learner_processes, self.learner_options)
@@ -88,6 +95,7 @@ class Placement:
         #: Ranks 1..N-1 of a data-parallel learner (``train.learner_processes``).
         self.learner_shards: list[Any] = []
         self.workers: list[Any] = []
+        self.services: list[Any] = []
         if cfg.train.learner_processes > 1:
             try:
                 self.learner_shards = start_learner_group(
@@ -95,6 +103,15 @@ class Placement:
                 )
             except BaseException:
                 self.shutdown()  # the caller never gets a Placement to shut down
+                raise
+        if thin:  # inference service replicas: they act for the workers
+            try:
+                learner_cpus = self.learner_options["num_cpus"] * cfg.train.learner_processes
+                self.services = start_services(
+                    cfg, run_id, board_name, cfg.ray.workers, service_gpus, learner_cpus
+                )
+            except BaseException:
+                self.shutdown()
                 raise
         self.shares = device_shares(cfg.train.devices, cfg.ray.workers)
         first = 0
@@ -108,7 +125,16 @@ class Placement:
                     max_restarts=-1,
                     max_task_retries=0,
                 )
-                .remote(cfg, index, first, devices, replay_name, board_name, session)
+                .remote(
+                    cfg,
+                    index,
+                    first,
+                    devices,
+                    replay_name,
+                    board_name,
+                    session,
+                    service_name(run_id, index % cfg.inference.replicas) if thin else None,
+                )
             )
             self.workers.append(worker)
             first += devices
@@ -122,7 +148,8 @@ class Placement:
 
     def shutdown(self) -> None:
         """End every actor of the run (workers would otherwise be restarted and hold devices)."""
-        for actor in [*self.workers, *self.learner_shards, self.learner, self.replay, self.board]:
+        parts = [*self.workers, *self.services, *self.learner_shards, self.learner, self.replay]
+        for actor in [*parts, self.board]:
             ray.kill(actor, no_restart=True)
 
 
