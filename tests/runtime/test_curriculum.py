@@ -112,3 +112,13 @@ def test_sampler_draws_are_deterministic_and_none_restores_uniform_draws() -> No
     plain = TaskSampler(_tasks(), np.random.default_rng(3))
     assert stream(None) == [plain().task_id for _ in range(50)]  # the unweighted stream
     assert stream({"a": 0.0, "b": 0.0}) == stream(None)
+
+
+def test_the_board_hands_each_worker_newer_task_weights_once() -> None:
+    from distrl.runtime.distributed.actors import WeightsBoard  # the plain class, no Ray
+
+    board = WeightsBoard()
+    assert board.poll_task_weights(0) == (0, None)  # nothing published: uniform draws
+    board.publish_task_weights({"a": 0.25, "b": 0.75})
+    assert board.poll_task_weights(0) == (1, {"a": 0.25, "b": 0.75})
+    assert board.poll_task_weights(1) == (1, None)  # a worker that has them gets nothing
