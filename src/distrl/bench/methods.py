@@ -1,5 +1,6 @@
 """The methods ``distrl bench train`` compares: an algorithm, a runtime mode, and the config
-overrides that make an ablation of it (docs/design.md §7.6: DPER's weights, uniform replay)."""
+overrides that make an ablation of it (docs/design.md §7.6: DPER's weights, uniform replay;
+§7.12-7.13: the task curriculum, success replay)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,22 @@ METHODS = (
         "async",
         "A-RIDE, async, uniform replay",
         ("aride.prioritized=false",),
+    ),
+    # Issue 18's ablations: the task curriculum and success replay, each on its own over
+    # aride_async (docs/design.md §7.12, §7.13).
+    Method(
+        "aride_curriculum",
+        "aride",
+        "async",
+        "A-RIDE, async, task curriculum",
+        ("curriculum.enabled=true",),
+    ),
+    Method(
+        "aride_success_replay",
+        "aride",
+        "async",
+        "A-RIDE, async, success replay",
+        ("success_replay.share=0.1",),
     ),
 )
 METHODS_BY_NAME = {method.name: method for method in METHODS}
