@@ -716,7 +716,8 @@ class SuccessReplayConfig(ConfigSection):
         ge=1,
         le=1_000_000,
         description="Successful trajectories the store holds; when full, the family holding "
-        "the most gives up its oldest, so rare families keep theirs.",
+        "the most gives up its oldest, so rare families keep theirs (with a policy that reads "
+        "screenshots each holds its screens: mind the memory).",
     )
 
 
