@@ -18,6 +18,7 @@ import ray
 from distrl.cli.main import main
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
+from distrl.envs.task_sets import task_family
 from distrl.runtime.distributed.driver import train_ray
 from distrl.runtime.run_log import CHECKPOINT, load_checkpoint
 from distrl.store import TrajectoryStore
@@ -223,3 +224,26 @@ def test_backpressure_keeps_collection_within_the_insert_ratio(tmp_path: Path) -
     # one episode per device, a few windows each).
     assert counters["windows_added"] <= budget + DEVICES * 5
     assert counters["windows_sampled"] >= 10 * cfg.train.batch_size * 0.5
+
+
+def test_curriculum_and_success_replay_in_an_async_run(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, mode="async")
+    cfg.curriculum.enabled, cfg.curriculum.window = True, 1000
+    cfg.success_replay.share = 0.25
+    summary = train_ray(cfg).summary()
+    run_dir = Path(summary["run_dir"])
+    stored = _assert_exactly_once(run_dir, summary["episodes"])
+    # The loop learnt from the episodes the replay took, in the order they were stored (those
+    # that arrived after its last look are not in yet).
+    held = load_checkpoint(run_dir)["curriculum"]
+    seen = sum(len(outcomes) for outcomes in held.values())
+    assert 0 < seen <= len(stored)
+    expected: dict[str, list[int]] = {family: [] for family in held}
+    for trajectory in stored[:seen]:
+        expected[task_family(trajectory.task)].append(int(trajectory.success))
+    assert held == expected
+    table = summary["curriculum"]
+    assert sum(row["weight"] for row in table.values()) == pytest.approx(1.0, abs=1e-3)
+    replayed = summary["success_replay"]
+    assert replayed["success_stored"] <= sum(t.success for t in stored)
+    assert 0.0 <= replayed["success_share"] < 1.0

@@ -13,9 +13,11 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from distrl.algos.registry import build_algorithm
 from distrl.cli.main import main
 from distrl.config.schema import RunConfig
+from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.envs.protocol import DeviceEnv
+from distrl.envs.task_sets import task_family
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayService
@@ -301,3 +303,65 @@ def test_evaluation_runs_without_the_latency_and_fault_model(
     assert result.episodes == 4 and isinstance(seen[0], PhoneSimEnv)
     assert not any(d.config.latency.enabled for d in seen)  # type: ignore[attr-defined]
     assert cfg.env.phonesim.latency.enabled  # the run's own config is untouched
+
+
+# -- the task curriculum and success replay (docs/design.md §7.12-7.13) ----------------------
+
+FEATURES = [
+    "train.warm_start_episodes=4",
+    "curriculum.enabled=true",
+    "curriculum.window=50",
+    "success_replay.share=0.25",
+]
+
+
+def _windows(stored: list[Trajectory], window: int = 50) -> dict[str, list[int]]:
+    """Per family, its last ``window`` outcomes in store order (what the curriculum holds)."""
+    outcomes: dict[str, list[int]] = {}
+    for trajectory in stored:
+        outcomes.setdefault(task_family(trajectory.task), []).append(int(trajectory.success))
+    return {family: values[-window:] for family, values in outcomes.items()}
+
+
+def _train(root: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    command = ["train", "--run-root", str(root), "--minutes", "30", "--json"]
+    assert main([*command, *SMALL_RUN, *FEATURES, *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_serial_run_curriculum_and_success_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _train(tmp_path / "a", capsys, "--updates", "3")
+    run_dir = Path(first["run_dir"])
+    stored = TrajectoryStore(run_dir / "trajectories").load()
+    state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
+    # Every finished train episode reached the curriculum, in the order it was stored.
+    held = {family: outcomes for family, outcomes in state["curriculum"].items() if outcomes}
+    assert held == _windows(stored)
+    table = first["curriculum"]
+    assert sum(row["episodes"] for row in table.values()) == len(stored)
+    assert sum(row["weight"] for row in table.values()) == pytest.approx(1.0, abs=1e-3)
+    successes = sum(t.success for t in stored)
+    assert first["success_replay"]["success_stored"] == successes
+    assert 0.0 <= first["success_replay"]["success_share"] < 1.0
+    events = EventAccumulator(str(run_dir / "tensorboard"))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {f"curriculum/weight/{family}" for family in table} <= tags
+    assert {"replay/success_stored", "replay/success_share", "replay/success_tasks"} <= tags
+
+    # The same seed draws the same tasks and ends with the same curriculum.
+    again = _train(tmp_path / "b", capsys, "--updates", "3")
+    replayed = TrajectoryStore(Path(again["run_dir"]) / "trajectories").load()
+    assert [t.task.task_id for t in replayed] == [t.task.task_id for t in stored]
+    assert again["curriculum"] == table
+
+    # A resumed run continues the curriculum it checkpointed (windows over the whole store).
+    second = _train(tmp_path / "a", capsys, "--resume", str(run_dir), "--updates", "6")
+    stored = TrajectoryStore(run_dir / "trajectories").load()
+    assert second["episodes"] == len(stored) > first["episodes"]
+    state = torch.load(run_dir / "checkpoints" / "latest.pt", weights_only=True)
+    held = {family: outcomes for family, outcomes in state["curriculum"].items() if outcomes}
+    assert held == _windows(stored)
+    assert second["success_replay"]["success_stored"] == sum(t.success for t in stored)

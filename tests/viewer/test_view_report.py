@@ -108,6 +108,8 @@ def train_like_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for update in range(5):
             writer.add_scalar("learner/loss", 1.0 / (update + 1), update)
             writer.add_scalar("learner/staleness_mean", update % 3, update)
+            writer.add_scalar("curriculum/weight/open_app", 0.1 * update, update)
+            writer.add_scalar("curriculum/success/open_app", 0.2 * update, update)
     return run_dir
 
 
@@ -172,6 +174,8 @@ def test_screenshot_less_run_gets_wireframes_and_plots(train_view) -> None:
     assert report.trajectories and not any(t.screenshots_stored for t in report.trajectories)
     titles = [plot.title for plot in report.plots]
     assert titles[0] == "Test success" and "Learner losses" in titles and "Staleness" in titles
+    assert {"Curriculum weights", "Curriculum success"} <= set(titles)  # per task family
+    assert "Success replay" not in titles  # no such tags in this run
     for plot in report.plots:
         assert (train_view.index.parent / plot.image).stat().st_size > 0
     step = report.trajectories[0].steps[0]

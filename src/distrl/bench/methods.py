@@ -1,7 +1,7 @@
 """The methods ``distrl bench train`` compares: an algorithm, a runtime mode, and the config
 overrides that make an ablation of it (docs/design.md §7.6: DPER's weights, uniform replay;
-§7.12: the exploration mechanisms); and the exploration settings ``distrl bench miniwob
---methods`` compares."""
+§7.12: the exploration mechanisms; §7.13-7.14: the task curriculum, success replay); and the
+exploration settings ``distrl bench miniwob --methods`` compares."""
 
 from __future__ import annotations
 
@@ -63,6 +63,22 @@ METHODS = (
         "async",
         "A-RIDE, async, rank prior + novelty",
         ("explore.candidate_prior=2.0", "explore.novelty_bonus=0.2"),
+    ),
+    # Issue 18's ablations: the task curriculum and success replay, each on its own over
+    # aride_async (docs/design.md §7.13, §7.14).
+    Method(
+        "aride_curriculum",
+        "aride",
+        "async",
+        "A-RIDE, async, task curriculum",
+        ("curriculum.enabled=true",),
+    ),
+    Method(
+        "aride_success_replay",
+        "aride",
+        "async",
+        "A-RIDE, async, success replay",
+        ("success_replay.share=0.1",),
     ),
 )
 METHODS_BY_NAME = {method.name: method for method in METHODS}

@@ -507,8 +507,9 @@ def _add_bench_train(bench_train: argparse.ArgumentParser) -> None:
         "--methods",
         dest="bench_methods",
         help="comma-separated methods to run (default aride_async,digirl_sync,fbc_sync), from "
-        "those, aride_sync (A-RIDE in sync rounds: the runtime's share of the gain) and the DPER "
-        "ablation aride_dper_paper, aride_uniform",
+        "those, aride_sync (A-RIDE in sync rounds: the runtime's share of the gain), the DPER "
+        "ablation aride_dper_paper, aride_uniform, and aride_curriculum, aride_success_replay "
+        "(the task curriculum, success replay)",
     )
     bench_train.add_argument(
         "--baseline",

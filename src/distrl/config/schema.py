@@ -700,6 +700,58 @@ class TrainConfig(ConfigSection):
         return self
 
 
+class CurriculumConfig(ConfigSection):
+    """Task-level curriculum (docs/design.md §7.13): train tasks drawn by learning progress."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Draw train tasks by learning progress per task family (PhoneSim template, "
+        "MiniWoB++ task) instead of uniformly: more weight to families with intermediate or "
+        "changing success, less to solved and hopeless ones.",
+    )
+    window: int = Field(
+        default=20,
+        ge=2,
+        le=100_000,
+        description="Recent finished train episodes per family the success statistics cover.",
+    )
+    min_episodes: int = Field(
+        default=4,
+        ge=1,
+        le=100_000,
+        description="Episodes a family needs in its window before its success counts; until "
+        "then it gets the largest weight (it is explored first).",
+    )
+    floor: float = Field(
+        default=0.2,
+        gt=0.0,
+        le=1.0,
+        description="Share of draws spread uniformly over every family, so that no family is "
+        "forgotten (each gets at least floor / families; 1: uniform over families).",
+    )
+
+
+class SuccessReplayConfig(ConfigSection):
+    """Success replay (docs/design.md §7.14): rare successes kept past the staleness bound."""
+
+    share: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Share of every batch's windows drawn from the success store: successful "
+        "trajectories kept beyond the staleness bound, replayed off-policy with their behaviour "
+        "log-probs (0: off).",
+    )
+    capacity: int = Field(
+        default=200,
+        ge=1,
+        le=1_000_000,
+        description="Successful trajectories the store holds; when full, the family holding "
+        "the most gives up its oldest, so rare families keep theirs (with a policy that reads "
+        "screenshots each holds its screens: mind the memory).",
+    )
+
+
 class RayConfig(ConfigSection):
     """Placement of the ray runtime: where Ray runs, how devices are split, fault handling."""
 
@@ -1014,6 +1066,24 @@ class RunConfig(ConfigSection):
     log: LogConfig = Field(
         default_factory=LogConfig, description="Progress lines and experiment trackers."
     )
+    curriculum: CurriculumConfig = Field(
+        default_factory=CurriculumConfig, description="Task-level curriculum of train draws."
+    )
+    success_replay: SuccessReplayConfig = Field(
+        default_factory=SuccessReplayConfig,
+        description="Successful trajectories replayed past the staleness bound.",
+    )
+
+    @model_validator(mode="after")
+    def _online_windows_in_every_batch(self) -> RunConfig:
+        """The demonstration and success shares together leave room for online windows."""
+        shares = self.train.demo_fraction + self.success_replay.share
+        if shares >= 1.0:
+            raise ValueError(
+                f"train.demo_fraction + success_replay.share = {shares:g} leaves no online "
+                "windows in a batch; keep their sum below 1"
+            )
+        return self
 
     @field_validator("run_name")
     @classmethod

@@ -8,17 +8,25 @@ that arrived since the loop last looked, and :func:`replay_stats` adds the repla
 from __future__ import annotations
 
 import time
+from collections import deque
 
 from distrl.algos.rewards import shaped_rewards
 from distrl.core.trajectory import Trajectory
+from distrl.envs.task_sets import task_family
 from distrl.runtime.replay_service import ReplayService
+
+#: Outcomes kept for the curriculum between two looks of the run loop; it looks every round,
+#: so only a run without a curriculum (which never looks) reaches the bound.
+MAX_PENDING_OUTCOMES = 100_000
 
 
 class RecentCollection:
-    """Collection figures accumulated between two :meth:`take` calls."""
+    """Collection figures accumulated between two :meth:`take` calls, and the (task family,
+    success) of each arrival until :meth:`take_outcomes` (what the curriculum learns from)."""
 
     def __init__(self) -> None:
         self._reset()
+        self.outcomes: deque[tuple[str, bool]] = deque(maxlen=MAX_PENDING_OUTCOMES)
 
     def _reset(self) -> None:
         self.count = self.successes = self.steps = 0
@@ -30,6 +38,13 @@ class RecentCollection:
         self.successes += int(trajectory.success)
         self.steps += len(trajectory)
         self.returns += episode_return
+        self.outcomes.append((task_family(trajectory.task), bool(trajectory.success)))
+
+    def take_outcomes(self) -> list[tuple[str, bool]]:
+        """The outcomes that arrived since the previous call, in arrival order."""
+        outcomes = list(self.outcomes)
+        self.outcomes.clear()
+        return outcomes
 
     def take(self) -> dict[str, float]:
         """``recent_*`` figures since the previous call (success, shaped return, steps per
@@ -59,5 +74,11 @@ def take_in(
 
 
 def replay_stats(service: ReplayService, recent: RecentCollection) -> dict[str, float]:
-    """The replay's counters and size, and the collection figures since the previous call."""
-    return {**vars(service.counters), "windows": len(service), **recent.take()}
+    """The replay's counters and size (with the success store's, when on), and the collection
+    figures since the previous call."""
+    return {
+        **vars(service.counters),
+        "windows": len(service),
+        **service.success_figures(),
+        **recent.take(),
+    }

@@ -73,6 +73,8 @@ def build_replay(
         max_samples_per_insert=cfg.train.max_samples_per_insert if asynchronous else None,
         min_replay=cfg.train.min_replay,
         demo_fraction=cfg.train.demo_fraction,
+        success_share=cfg.success_replay.share,
+        success_capacity=cfg.success_replay.capacity,
         seed=derive_seed(cfg.seed, Stream.REPLAY),
         beta_budget_seconds=beta_budget(cfg)[1],
         novelty=screen_novelty(cfg),

@@ -26,6 +26,10 @@ Demonstrations (the warm start's noisy-oracle episodes) can be kept beside the b
 :meth:`add_demonstrations`: with ``demo_fraction`` > 0 that share of every batch is drawn from
 them uniformly. They are an offline dataset, so they are not stored, not counted as collected,
 never evicted or judged stale, and get no priorities (their slots in a batch are -1).
+
+With ``success_share`` > 0, successful trajectories are also kept in a
+:class:`~distrl.runtime.success_replay.SuccessStore` beyond the staleness bound and that share of
+every batch is drawn from it (docs/design.md §7.14); like demonstrations, their slots are -1.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import ReplayBuffer, RingStorage
 from distrl.replay.samplers import PrioritizedSampler
 from distrl.runtime.replay_checkpoint import restore_sampler, sampler_snapshot
+from distrl.runtime.success_replay import SuccessStore
 from distrl.store import TrajectoryStore
 
 #: ``oldest_versions`` of an empty slot: larger than any version, so never judged stale.
@@ -65,6 +70,8 @@ class ReplayCounters:
     windows_sampled: int = 0
     #: Learner requests turned away because it ran ahead of the data (``max_samples_per_insert``).
     learner_waits: int = 0
+    #: Windows handed to the learner from the success store (success replay).
+    success_windows_sampled: int = 0
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ class ReplayService:
         max_samples_per_insert: float | None = None,
         min_replay: int = 1,
         demo_fraction: float = 0.0,
+        success_share: float = 0.0,
+        success_capacity: int = 200,
         seed: int = 0,
         beta_budget_seconds: float | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -115,6 +124,14 @@ class ReplayService:
         if not 0.0 <= demo_fraction < 1.0:
             raise ValueError(f"demo_fraction must be in [0, 1), got {demo_fraction}")
         self.demo_fraction = demo_fraction
+        if not 0.0 <= success_share < 1.0 or demo_fraction + success_share >= 1.0:
+            raise ValueError(
+                f"success_share must be in [0, 1) and leave online windows beside "
+                f"demo_fraction={demo_fraction}, got {success_share}"
+            )
+        self.success_share = success_share
+        #: Successes kept past the staleness bound (None: success replay is off).
+        self.successes = SuccessStore(success_capacity) if success_share > 0 else None
         #: Windows of the demonstrations (see the module docstring); fixed for the run.
         self.demo_windows: list[StepWindow] = []
         sampler = algorithm.make_sampler(capacity)
@@ -181,15 +198,13 @@ class ReplayService:
             self._seen_ids.add(trajectory.trajectory_id)
             if not self.algorithm.admits(trajectory):
                 self.counters.not_admitted += 1
+                if self.successes is not None:
+                    self.successes.observe(trajectory, None)
                 continue
-            windows = cut_windows(
-                trajectory,
-                self.window,
-                self.algorithm.shaping,
-                keep_screenshots=self.keep_screenshots,
-                shared_elements=self.shared_elements,
-                bonuses=None if self.novelty is None else self.novelty.rewards(trajectory),
-            )
+            bonuses = None if self.novelty is None else self.novelty.rewards(trajectory)
+            windows = self._cut(trajectory, bonuses)
+            if self.successes is not None:
+                self.successes.observe(trajectory, windows)
             for window in windows:
                 if self.staleness(window, self.learner_version) > self.max_staleness:
                     self.counters.stale_dropped += 1
@@ -201,20 +216,26 @@ class ReplayService:
         self.counters.windows_added += added
         return added
 
+    def _cut(
+        self, trajectory: Trajectory, bonuses: Sequence[float] | None = None
+    ) -> list[StepWindow]:
+        """``trajectory`` as this replay's windows (its shaping, its screenshot policy), with
+        the screen-novelty ``bonuses`` added to its steps' rewards when given."""
+        return cut_windows(
+            trajectory,
+            self.window,
+            self.algorithm.shaping,
+            keep_screenshots=self.keep_screenshots,
+            shared_elements=self.shared_elements,
+            bonuses=bonuses,
+        )
+
     def add_demonstrations(self, trajectories: Sequence[Trajectory]) -> int:
         """Keep the algorithm-admitted demonstrations as windows for the ``demo_fraction`` share
         of each batch; returns the number of windows kept."""
         for trajectory in trajectories:
             if self.algorithm.admits(trajectory):
-                self.demo_windows.extend(
-                    cut_windows(
-                        trajectory,
-                        self.window,
-                        self.algorithm.shaping,
-                        keep_screenshots=self.keep_screenshots,
-                        shared_elements=self.shared_elements,
-                    )
-                )
+                self.demo_windows.extend(self._cut(trajectory))
         return len(self.demo_windows)
 
     def can_accept(self) -> bool:
@@ -263,21 +284,34 @@ class ReplayService:
         if self.learner_ahead():
             self.counters.learner_waits += 1
             return None
-        # At least one online window per batch: the demonstrations only ever share a batch.
+        # At least one online window per batch: demonstrations and successes only share a batch.
         demos = (
             min(round(batch_size * self.demo_fraction), batch_size - 1) if self.demo_windows else 0
         )
+        successes = self.successes
+        replayed = (
+            min(round(batch_size * self.success_share), batch_size - demos - 1)
+            if successes is not None and len(successes)
+            else 0
+        )
         self._report_budget_progress()
-        batch = self.buffer.sample(batch_size - demos, self.rng)
+        batch = self.buffer.sample(batch_size - demos - replayed, self.rng)
         self.counters.windows_sampled += len(batch)
         slots = batch.slots
         picked = self.rng.integers(len(self.demo_windows), size=demos)
+        kept = successes.sample(replayed, self.rng) if successes is not None else []
+        self.counters.success_windows_sampled += len(kept)
+        offline = demos + len(kept)  # no slot, no priority, importance weight 1
         return ReplayBatch(
-            windows=batch.items + [self.demo_windows[i] for i in picked],
-            slots=np.concatenate([slots, np.full(demos, -1, dtype=slots.dtype)]),
-            generations=np.concatenate([self.generations[slots], np.full(demos, -1)]),
-            weights=np.concatenate([batch.weights, np.ones(demos)]),
+            windows=batch.items + [self.demo_windows[i] for i in picked] + kept,
+            slots=np.concatenate([slots, np.full(offline, -1, dtype=slots.dtype)]),
+            generations=np.concatenate([self.generations[slots], np.full(offline, -1)]),
+            weights=np.concatenate([batch.weights, np.ones(offline)]),
         )
+
+    def success_figures(self) -> dict[str, float]:
+        """The success store's size, windows and families (empty while success replay is off)."""
+        return self.successes.figures() if self.successes is not None else {}
 
     def budget_progress(self) -> float | None:
         """The share of the wall-clock budget beta anneals over that is spent (None: beta
@@ -296,7 +330,7 @@ class ReplayService:
         self, slots: np.ndarray, generations: np.ndarray, priorities: np.ndarray
     ) -> int:
         """Write back priorities for slots still holding the sampled window; returns how many.
-        Demonstration windows (slot -1) have no priority."""
+        Demonstration and success-store windows (slot -1) have no priority."""
         online = slots >= 0
         slots, generations = slots[online], generations[online]
         priorities = np.asarray(priorities)[online]
@@ -321,11 +355,17 @@ class ReplayService:
         """Refill from the store's trajectories (the record of what was collected, including any
         stored after the checkpoint), then take the checkpoint's counters, with the trajectory
         count set to the distinct trajectories the store holds so that store and replay agree
-        exactly, and the sampler's priorities and progress."""
+        exactly, and the sampler's priorities and progress. The success store sees every stored
+        trajectory again in store order, which rebuilds exactly the store the run had."""
         self.learner_version = learner_version
         distinct = list({t.trajectory_id: t for t in stored}.values())
         self._seen_ids.update(t.trajectory_id for t in distinct)
-        self.ingest(distinct[-self.buffer.capacity :])
+        refill = distinct[-self.buffer.capacity :]
+        if self.successes is not None:
+            for trajectory in distinct[: len(distinct) - len(refill)]:
+                kept = trajectory.success and self.algorithm.admits(trajectory)
+                self.successes.observe(trajectory, self._cut(trajectory) if kept else None)
+        self.ingest(refill)
         counters = dict(state["counters"])  # type: ignore[call-overload]
         counters["trajectories"] = len(distinct)
         self.counters = ReplayCounters(**counters)

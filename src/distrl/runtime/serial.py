@@ -26,6 +26,7 @@ from distrl.errors import InputError
 from distrl.policies.base import reads_screenshots
 from distrl.runtime.collection_stats import RecentCollection, replay_stats, take_in
 from distrl.runtime.components import build_learner, build_replay
+from distrl.runtime.curriculum import Outcome
 from distrl.runtime.drops import DropLog
 from distrl.runtime.learner import run_updates, update_from_replay
 from distrl.runtime.run_log import TrainResult, restoring_from
@@ -125,6 +126,12 @@ class LocalParts:
 
     def drop_log(self) -> DropLog:
         return self.worker.stats.drops
+
+    def task_outcomes(self) -> list[Outcome]:
+        return self.recent.take_outcomes()
+
+    def set_task_weights(self, weights: dict[str, float]) -> None:
+        self.task_sampler.set_family_weights(weights)
 
     def close(self) -> None:
         self.worker.close()

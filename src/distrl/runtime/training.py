@@ -37,6 +37,7 @@ from distrl.envs.task_sets import load_tasks
 from distrl.logs.scalars import open_scalar_log
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_learner, build_policy
+from distrl.runtime.curriculum import Outcome, TaskCurriculum
 from distrl.runtime.diagnostics import RunDiagnostics
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices
@@ -100,6 +101,15 @@ class Parts(Protocol):
 
     def drop_log(self) -> DropLog | None:
         """Dropped episodes by cause, where the runtime keeps them (None: counts only)."""
+        ...
+
+    def task_outcomes(self) -> list[Outcome]:
+        """(task family, success) of each trajectory the replay took since the previous call,
+        in arrival order (what the curriculum learns from)."""
+        ...
+
+    def set_task_weights(self, weights: dict[str, float]) -> None:
+        """Have the workers draw task families by ``weights`` from their next episode on."""
         ...
 
     def close(self) -> None: ...
@@ -181,12 +191,28 @@ def train_with(
             run = TrainingRun(cfg, run_dir, parts, policy, test_tasks, eval_devices, on_progress)
             run.evaluating = evaluate
             run.command_started = command_started
+            if cfg.curriculum.enabled:
+                run.curriculum = TaskCurriculum.for_tasks(load_tasks(cfg, "train"), cfg.curriculum)
             if state is not None:
                 run.resume_from(state)
             return run.run()
         finally:
             eval_devices.close()
             parts.close()
+
+
+def success_replay_figures(stats: dict[str, float]) -> dict[str, float]:
+    """The success store's size and families, and the share of the windows drawn so far that
+    came from it (docs/design.md §7.14); empty while success replay is off."""
+    if "success_stored" not in stats:
+        return {}
+    replayed = stats["success_windows_sampled"]
+    drawn = stats["windows_sampled"] + replayed
+    return {
+        "success_stored": stats["success_stored"],
+        "success_tasks": stats["success_tasks"],
+        "success_share": replayed / drawn if drawn else 0.0,
+    }
 
 
 class TrainingRun:
@@ -214,6 +240,8 @@ class TrainingRun:
         self.diagnostics = RunDiagnostics()
         #: When the command started (``train.total_minutes`` counts from there).
         self.command_started: float | None = None
+        #: The task curriculum (``curriculum.enabled``; docs/design.md §7.13), else None.
+        self.curriculum: TaskCurriculum | None = None
 
     def resume_from(self, state: dict[str, Any]) -> None:
         """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
@@ -224,6 +252,8 @@ class TrainingRun:
         torch.set_rng_state(state["torch_rng"])
         if "diagnostics" in state:  # checkpoints from before the summary have none
             self.diagnostics = RunDiagnostics.from_state(state["diagnostics"])
+        if self.curriculum is not None and "curriculum" in state:
+            self.curriculum.load_state_dict(state["curriculum"])
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
@@ -240,6 +270,8 @@ class TrainingRun:
             self.result.run_dir,
         )
         next_report = time.monotonic() + cfg.log.progress_seconds
+        if self.curriculum is not None:  # a resumed run draws as it did when it stopped
+            parts.set_task_weights(self.curriculum.probabilities())
         parts.start()
         while True:
             if self.clock.eval_due():
@@ -253,6 +285,7 @@ class TrainingRun:
             before, self.updates = self.updates, parts.updates()
             self.diagnostics.add(metrics, self.updates - before)
             self._log(metrics)
+            self._follow_curriculum()
             if self.on_progress is not None:
                 self.on_progress(self.clock.fraction, metrics)
             if time.monotonic() >= next_report:
@@ -271,10 +304,13 @@ class TrainingRun:
         self._checkpoint()
         self.result.updates = self.updates
         self.result.extra = {
+            **self.result.extra,  # the success replay's figures at the last look
             **parts.figures(),
             **self._accounting(),
             "diagnostics": self.diagnostics.summary(),
         }
+        if self.curriculum is not None:
+            self.result.extra["curriculum"] = self.curriculum.table()
         self.result.drops = parts.drop_log()
         self.writer.close()
         write_outputs(self.result.run_dir, self.result)
@@ -339,6 +375,26 @@ class TrainingRun:
         self.writer.add_scalar("replay/windows", stats["windows"], self.updates)
         self.writer.add_scalar("replay/stale_dropped", stats["stale_dropped"], self.updates)
         self.result.episodes = int(stats["trajectories"])
+        success_replay = success_replay_figures(stats)
+        for key, value in success_replay.items():
+            self.writer.add_scalar(f"replay/{key}", value, self.updates)
+        if success_replay:
+            self.result.extra["success_replay"] = success_replay
+
+    def _follow_curriculum(self) -> None:
+        """Feed the round's finished episodes to the curriculum, hand the workers its new
+        draw probabilities and log them with each family's window success."""
+        if self.curriculum is None:
+            return
+        if not self.curriculum.record(self.parts.task_outcomes()):
+            return
+        probabilities = self.curriculum.probabilities()
+        self.parts.set_task_weights(probabilities)
+        step = self.updates
+        for family, success in self.curriculum.success().items():
+            self.writer.add_scalar(f"curriculum/weight/{family}", probabilities[family], step)
+            if success is not None:
+                self.writer.add_scalar(f"curriculum/success/{family}", success, step)
 
     def _checkpoint(self) -> None:
         """Everything a resumed run needs, written atomically with the policy it holds."""
@@ -356,6 +412,8 @@ class TrainingRun:
             "torch_rng": torch.get_rng_state(),
             "diagnostics": self.diagnostics.state_dict(),
         }
+        if self.curriculum is not None:
+            state["curriculum"] = self.curriculum.state_dict()
         save_checkpoint(self.result.run_dir, state, self.policy)
         log.info("checkpoint: update %d, %d episodes", self.updates, self.result.episodes)
 

@@ -45,6 +45,24 @@ _SCALAR_GROUPS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ),
     ("Collection success", "collect", "success of collected episodes", ("collect/success",)),
     ("Gradient norm", "grad-norm", "before clipping", ("grad_norm",)),
+    (
+        "Curriculum weights",
+        "curriculum-weight",
+        "each task family's share of train draws (curriculum.enabled)",
+        ("curriculum/weight/",),
+    ),
+    (
+        "Curriculum success",
+        "curriculum-success",
+        "each task family's success over its recent train episodes",
+        ("curriculum/success/",),
+    ),
+    (
+        "Success replay",
+        "success-replay",
+        "share of drawn windows from the success store, and the families it holds",
+        ("replay/success_share", "replay/success_tasks"),
+    ),
 )
 
 

@@ -11,7 +11,8 @@ Data flows one way, as in the serial runtime:
   writes priorities back and publishes weights; with ``train.learner_processes > 1`` it leads a
   data-parallel group of :class:`~distrl.runtime.distributed.learner_group.LearnerShard` actors;
 * :class:`WeightsBoard` holds the newest published weights (an object-store reference, so weights
-  travel once per version and node) and the stop flag; workers poll it between episodes.
+  travel once per version and node), the curriculum's task-family weights and the stop flag;
+  workers poll it between episodes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from distrl.runtime.acting import ActionSource
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
 from distrl.runtime.collection_stats import RecentCollection, replay_stats, take_in
 from distrl.runtime.components import build_policy, build_replay
+from distrl.runtime.curriculum import Outcome
 from distrl.runtime.distributed.learner_group import (
     LearnerGroup,
     join_group,
@@ -63,6 +65,9 @@ class WeightsBoard:
         #: Worker lives started, per worker index: a restart shows up as a second life, however
         #: many of the driver's calls the dead actor failed (counting failed calls overcounts).
         self.lives: dict[int, int] = {}
+        #: The curriculum's newest task-family weights and how many times they were published.
+        self.task_weights: dict[str, float] | None = None
+        self.task_weights_version = 0
 
     def register_life(self, worker_index: int) -> int:
         """Count a new life of worker ``worker_index``; returns its number (0: the first)."""
@@ -85,6 +90,16 @@ class WeightsBoard:
 
     def stop(self) -> None:
         self.stopped = True
+
+    def publish_task_weights(self, weights: dict[str, float]) -> None:
+        """The curriculum's new draw probabilities per task family (docs/design.md §7.13)."""
+        self.task_weights = dict(weights)
+        self.task_weights_version += 1
+
+    def poll_task_weights(self, known_version: int) -> tuple[int, dict[str, float] | None]:
+        """(newest task-weights version, the weights if newer than ``known_version``)."""
+        newer = self.task_weights if self.task_weights_version > known_version else None
+        return self.task_weights_version, newer
 
 
 class ReplayActor:
@@ -120,6 +135,10 @@ class ReplayActor:
     def stats(self) -> dict[str, float]:
         """Counters, replay size, and collection figures since the previous call."""
         return replay_stats(self.service, self.recent)
+
+    def task_outcomes(self) -> list[Outcome]:
+        """(task family, success) of the trajectories taken since the previous call."""
+        return self.recent.take_outcomes()
 
     def state_dict(self) -> dict[str, object]:
         return self.service.state_dict()
@@ -261,13 +280,16 @@ class WorkerActor:
                 lineage=(session, life),
             )
 
+        self.task_sampler = TaskSampler(
+            load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, *branch)
+        )
+        #: The curriculum's task weights this worker draws with (their board version).
+        self.task_weights_version = 0
         self.worker = AsyncWorker(
             new_device,
             num_devices,
             acting,
-            TaskSampler(
-                load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, *branch)
-            ),
+            self.task_sampler,
             worker_id=f"worker-{worker_index}",
             seed=derive_seed(cfg.seed, Stream.WORKER_ACTIONS, *branch),
             step_timeout_seconds=cfg.ray.step_timeout_seconds,
@@ -291,6 +313,17 @@ class WorkerActor:
         elif refs:
             self.worker.set_weights(ray.get(refs[0], timeout=self.timeout), version)
             self.version = version
+        if self.cfg.curriculum.enabled:
+            self._refresh_task_weights()
+
+    def _refresh_task_weights(self) -> None:
+        """Draw the next episodes' tasks by the curriculum's newest weights."""
+        version, weights = ray.get(
+            self.board.poll_task_weights.remote(self.task_weights_version), timeout=self.timeout
+        )
+        if weights is not None:
+            self.task_sampler.set_family_weights(weights)
+            self.task_weights_version = version
 
     def _should_stop(self) -> bool:
         if time.monotonic() - self._last_poll >= STOP_POLL_SECONDS:

@@ -37,6 +37,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from distrl.config.schema import RunConfig
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.async_worker import CollectStats
+from distrl.runtime.curriculum import Outcome
 from distrl.runtime.distributed.actors import LearnerActor, ReplayActor, WeightsBoard, WorkerActor
 from distrl.runtime.distributed.learner_group import check_group_resources, start_learner_group
 from distrl.runtime.distributed.session import check_config, device_shares, ray_session
@@ -227,6 +228,14 @@ class ActorParts:
 
     def drop_log(self) -> DropLog:
         return self.drops
+
+    def task_outcomes(self) -> list[Outcome]:
+        return self.get(self.placement.replay.task_outcomes.remote())
+
+    def set_task_weights(self, weights: dict[str, float]) -> None:
+        # Published on the board beside the policy weights; workers pick them up between
+        # episodes when they poll it.
+        self.get(self.placement.board.publish_task_weights.remote(weights))
 
     def figures(self) -> dict[str, Any]:
         """The collection figures: utilisation, drops, restarts."""
