@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from transformers import AutoModelForImageTextToText, AutoProcessor, GenerationConfig
 
 from distrl.config.schema import VLMPolicyConfig
@@ -62,7 +63,17 @@ def _from_path(path: str, dtype: torch.dtype) -> tuple[Any, Any]:
         model = AutoModelForImageTextToText.from_pretrained(
             folder, dtype=dtype, local_files_only=True
         )
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
+    # SafetensorError: a truncated or corrupt weights file; ImportError: a processor that needs
+    # a package this environment lacks (e.g. torchvision).
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RuntimeError,
+        ImportError,
+        SafetensorError,
+    ) as error:
         raise VLMLoadError(
             f"policy.vlm.path={path}: cannot load a vision-language model and processor "
             f"({_first_line(error)})"
