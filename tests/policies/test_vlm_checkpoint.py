@@ -29,7 +29,7 @@ from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.errors import InputError
 from distrl.policies.vlm import VLMPolicy
-from distrl.policies.vlm.tiny import build_tiny_vlm, tiny_tokenizer
+from distrl.policies.vlm.tiny import build_tiny_vlm, special_token_ids, tiny_tokenizer
 from distrl.runtime.components import build_learner, build_policy
 from distrl.runtime.replay_service import ReplayBatch
 
@@ -50,11 +50,7 @@ def _save_llava(folder: Path) -> None:
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
     )
-    ids = {
-        "pad_token_id": tokenizer.pad_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
+    ids = special_token_ids(tokenizer)
     config = LlavaConfig(
         vision_config={
             "model_type": "clip_vision_model",

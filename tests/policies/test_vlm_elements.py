@@ -33,9 +33,7 @@ def policy() -> VLMPolicy:
 
 def test_prompt_lists_the_elements_one_per_line(policy: VLMPolicy) -> None:
     prompt = policy.prompts.chat(SCREEN)
-    assert (
-        'Elements:\n0 text "9:41"\n1 button "Say \\"hi\\"\\nnow"\n2 toggle "Wi-Fi" on\n' in prompt
-    )
+    assert 'Elements:\n0 text: 9:41\n1 button: Say "hi" now\n2 toggle: Wi-Fi (on)\n' in prompt
     assert "Elements: none" in policy.prompts.chat(Observation(NO_SCREENSHOT, "Say hi"))
     short = ElementReferences(limit=2)
     assert short.prompt_lines(SCREEN)[-1].startswith("1 button")

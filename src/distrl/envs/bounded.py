@@ -17,15 +17,17 @@ from distrl.core.observation import Observation
 from distrl.core.screenshot import ScreenshotEncoding, bound_observation
 from distrl.core.task import Task
 from distrl.envs.protocol import DeviceEnv
+from distrl.envs.wrapper import DeviceWrapper
 
 __all__ = ["BoundedScreenshots", "bounded_device"]
 
 
-class BoundedScreenshots:
+class BoundedScreenshots(DeviceWrapper):
     """``device`` whose observations carry bounded screenshots."""
 
     def __init__(self, device: DeviceEnv, encoding: ScreenshotEncoding, max_side: int | None):
-        self.device, self.encoding, self.max_side = device, encoding, max_side
+        super().__init__(device)
+        self.encoding, self.max_side = encoding, max_side
 
     def _bound(self, observation: Observation) -> Observation:
         return bound_observation(observation, self.encoding, self.max_side)
@@ -36,15 +38,6 @@ class BoundedScreenshots:
     def step(self, action: Action) -> tuple[Observation, float, bool, dict[str, Any]]:
         observation, reward, done, info = self.device.step(action)
         return self._bound(observation), reward, done, info
-
-    def close(self) -> None:
-        self.device.close()
-
-    def __getattr__(self, name: str) -> Any:
-        # Backend-specific calls (PhoneSim's expert_action for the oracle) reach the device.
-        if name == "device":  # not set yet (unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.device, name)
 
 
 def bounded_device(device: DeviceEnv, env: EnvConfig) -> DeviceEnv:

@@ -24,7 +24,6 @@ a ``TAP_ELEMENT`` is an ``INVALID`` action with its reason.
 
 from __future__ import annotations
 
-import json
 import re
 
 from distrl.core.action import Action
@@ -39,10 +38,11 @@ _REFERENCE_RE = re.compile(r'"action_type": "TAP_ELEMENT", "element": (\d{1,4})'
 
 
 def _element_line(index: int, element: UIElement) -> str:
-    """``3 toggle "7:45 AM" on``: index, kind, text (a JSON string, so quotes and newlines in a
-    label cannot break the list apart), and the checked state when the element has one."""
-    state = "" if element.checked is None else (" on" if element.checked else " off")
-    return f"{index} {element.kind} {json.dumps(element.text, ensure_ascii=False)}{state}"
+    """``3 toggle: 7:45 AM (on)``: index, kind, text with its whitespace collapsed (a newline
+    in a label cannot break the list apart) and the checked state when the element has one.
+    The text follows a space unquoted, so a word is the same token as in an instruction."""
+    state = "" if element.checked is None else (" (on)" if element.checked else " (off)")
+    return f"{index} {element.kind}: {' '.join(element.text.split())}{state}"
 
 
 class ElementReferences:

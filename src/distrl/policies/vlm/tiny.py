@@ -41,7 +41,7 @@ try:  # transformers >= 5 names the torchvision-free image processor explicitly
 except ImportError:  # pragma: no cover - older transformers
     from transformers import Idefics3ImageProcessor as _ImageProcessor
 
-__all__ = ["TINY_IMAGE_SIDE", "build_tiny_vlm", "tiny_tokenizer"]
+__all__ = ["TINY_IMAGE_SIDE", "build_tiny_vlm", "special_token_ids", "tiny_tokenizer"]
 
 #: Side of the square image the tiny vision encoder sees (8x8 patches of 8 pixels).
 TINY_IMAGE_SIDE = 64
@@ -139,6 +139,15 @@ def tiny_tokenizer(
     )
 
 
+def special_token_ids(tokenizer: PreTrainedTokenizerFast) -> dict[str, int]:
+    """The padding, start and end token ids a model config built for ``tokenizer`` needs."""
+    return {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+
+
 def build_tiny_vlm(
     seed: int = 0, texts: Sequence[str] = (), action_texts: Sequence[str] = ()
 ) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
@@ -156,11 +165,7 @@ def build_tiny_vlm(
         image_seq_len=_IMAGE_SEQ_LEN,
         chat_template=_CHAT_TEMPLATE,
     )
-    ids = {
-        "pad_token_id": tokenizer.pad_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
+    ids = special_token_ids(tokenizer)
     config = Idefics3Config(
         vision_config={
             "hidden_size": 32,
