@@ -20,7 +20,7 @@ from distrl.config import (
 )
 from distrl.config.schema import ConfigSection
 
-EXPECTED_PRESETS = {"default", "general", "webshop", "emulator-latency", "clean"}
+EXPECTED_PRESETS = {"default", "general", "webshop", "emulator-latency", "clean", "vlm-quick"}
 
 
 def _all_sections(model: type[ConfigSection]) -> list[type[ConfigSection]]:

@@ -100,7 +100,7 @@ def test_canonical_text_is_scored_from_the_generation(
     """When the model writes an action's canonical text, act reports generate's own sum (no
     re-scoring), and score_actions reproduces it."""
     wanted = [Action.tap(0.25, 0.5), Action.press_home()] * (len(observations) // 2)
-    targets = [policy.prompts.action_ids(a) for a in wanted]
+    targets = [policy.prompts.action_ids(a, o) for a, o in zip(wanted, observations, strict=True)]
     real_sample = policy_module.sample
 
     def forced_sample(model, inputs, decoding, choice):

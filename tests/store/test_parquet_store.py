@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ import pytest
 from PIL import Image
 
 from distrl.core import Action, Observation, Step, Task, Trajectory, UIElement
+from distrl.core.screenshot import PNGScreenshot
 from distrl.store import TRAJECTORY_SCHEMA, StoreError, TrajectoryStore, parquet_store
 
 # -- builders --------------------------------------------------------------------------------------
@@ -493,3 +495,28 @@ def test_non_json_task_spec_is_refused(tmp_path: Path) -> None:
     trajectory = Trajectory(task, [], False, trajectory_id="odd-spec")
     with pytest.raises(StoreError, match="'odd-spec': task spec and metadata must be JSON"):
         TrajectoryStore(tmp_path).append([trajectory])
+
+
+def test_png_encoded_screenshots_are_stored_as_they_are(tmp_path: Path) -> None:
+    """Screenshots bounded at the device (PNGScreenshot) go into the PNG column byte for byte
+    and load as the same pixels; a store appended to before (raw arrays) and after loads whole."""
+    rng = np.random.default_rng(RNG_SEED)
+    raw = make_trajectory(rng, "traj-raw")  # as a store written before bounded screenshots
+    encoded = raw.with_observations(
+        lambda o: replace(o, screenshot=PNGScreenshot.encode(o.screenshot))
+    )
+    encoded = replace(encoded, trajectory_id="traj-png")
+    store = TrajectoryStore(tmp_path)
+    store.append([raw])
+    store.append([encoded])
+
+    table = store.to_table().to_pylist()
+    png_rows = [r for r in table if r["trajectory_id"] == "traj-png"]
+    observations = [s.observation for s in encoded.steps]
+    assert encoded.final_observation is not None
+    observations.append(encoded.final_observation)
+    assert [r["screenshot_png"] for r in png_rows] == [o.screenshot.png for o in observations]
+    loaded_raw, loaded_png = store.load()
+    assert_same_trajectory(raw, loaded_raw)
+    for expected, actual in zip(raw.steps, loaded_png.steps, strict=True):
+        assert_same_observation(expected.observation, actual.observation)

@@ -369,6 +369,21 @@ class EnvConfig(ConfigSection):
     gym: GymEnvConfig = Field(
         default_factory=GymEnvConfig, description="gymnasium backend settings (gym:ENV_ID)."
     )
+    screenshot_encoding: Literal["png", "raw"] = Field(
+        default="png",
+        description="How devices hand out screenshots for a policy that reads them (and so how "
+        "the replay, Ray and the store keep them): png, encoded losslessly at the device and "
+        "decoded whenever the policy reads one (a PhoneSim screen: 23 KiB a step instead of "
+        "760 KiB, ~20-30 ms to encode on a busy core); raw arrays (no CPU cost, unbounded).",
+    )
+    screenshot_max_side: int | None = Field(
+        default=None,
+        ge=16,
+        le=8192,
+        description="Downscale device screenshots to this longest side before anyone sees them "
+        "(policy, replay, store); None: the device's resolution. Set it near the policy's own "
+        "policy.vlm.screenshot_max_side: pixels beyond that are dropped by the prompt anyway.",
+    )
 
 
 class PlayConfig(ConfigSection):
@@ -605,6 +620,15 @@ class TrainConfig(ConfigSection):
         default=4, ge=1, le=100_000, description="Learner updates per round."
     )
     batch_size: int = Field(default=32, ge=1, le=65_536, description="Windows per update.")
+    torch_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="PyTorch threads of the process that runs the command (the serial runtime's "
+        "learner and acting, the warm start's cloning, evaluation; Ray actors set their own); "
+        "None: torch's default, one per core. 1 suits models whose ops are too small to split: "
+        "on the busy 2-core machine the vlm-quick warm start took 42 s with 1 and 241 s with 2.",
+    )
     learner_processes: int = Field(
         default=1,
         ge=1,
@@ -938,6 +962,21 @@ class VLMPolicyConfig(ConfigSection):
     )
     screenshot_max_side: int = Field(
         default=448, ge=28, le=4096, description="Screenshots are downscaled to this longest side."
+    )
+    element_list: bool = Field(
+        default=False,
+        description="Write the screen's UI elements (index, kind, text) into the prompt beside "
+        "the screenshot and let the model tap an element by index (TAP_ELEMENT). Off by "
+        "default: the AitW screenshot-only prompt is what pretrained GUI VLMs and existing "
+        "adapters were trained on, and pixel-only backends have no element list; on in the "
+        "vlm-quick preset, where it is what lets a small VLM learn (docs/design.md §5).",
+    )
+    element_list_max: int = Field(
+        default=50,
+        ge=1,
+        le=1000,
+        description="Elements listed in the prompt (the first ones of the screen); only these "
+        "can be tapped by index.",
     )
     critic: Literal["head", "separate"] = Field(
         default="head",

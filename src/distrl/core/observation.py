@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from distrl.core.action import Action
+from distrl.core.screenshot import PNGScreenshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +45,21 @@ NO_SCREENSHOT.setflags(write=False)
 
 @dataclass(frozen=True)
 class Observation:
-    """One observation. ``screenshot`` is HxWx3 uint8; ``elements`` may be empty for pixel-only
-    backends; ``previous_actions`` are the episode's actions so far (the AitW prompt uses them)."""
+    """One observation. ``screenshot`` is HxWx3 uint8, as an array or PNG-encoded
+    (:class:`~distrl.core.screenshot.PNGScreenshot`, what bounded devices hand out: read it with
+    :meth:`pixels`); ``elements`` may be empty for pixel-only backends; ``previous_actions`` are
+    the episode's actions so far (the AitW prompt uses them)."""
 
-    screenshot: np.ndarray
+    screenshot: np.ndarray | PNGScreenshot
     instruction: str
     elements: tuple[UIElement, ...] = ()
     previous_actions: tuple[Action, ...] = field(default_factory=tuple)
+
+    def pixels(self) -> np.ndarray:
+        """The screenshot as an HxWx3 uint8 array (an encoded one is decoded now, not cached)."""
+        if isinstance(self.screenshot, PNGScreenshot):
+            return self.screenshot.decode()
+        return self.screenshot
 
     def without_screenshot(self) -> Observation:
         """This observation with a 1x1 black screenshot: what a learner keeps for a policy that

@@ -27,6 +27,7 @@ from enum import Enum
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
 from distrl.envs.backends import backend_of
+from distrl.envs.bounded import bounded_device
 from distrl.envs.judged import JudgedDevice
 from distrl.envs.protocol import DeviceEnv
 from distrl.judges.factory import build_judge
@@ -77,7 +78,8 @@ def make_device(
 
     With a judge configured (``judge.kind`` other than ``state``) on a backend that does not
     apply it itself, the device is wrapped in a :class:`~distrl.envs.judged.JudgedDevice`
-    (and takes screenshots: a judge looks at the screen)."""
+    (and takes screenshots: a judge looks at the screen). A device whose screenshots someone
+    reads hands them out bounded (:mod:`distrl.envs.bounded`)."""
     slot = device_slot(cfg, purpose, index)
     seed = derive_seed(cfg.seed, Stream.DEVICE, purpose.value, slot, incarnation, *lineage)
     backend = backend_of(cfg)
@@ -89,4 +91,6 @@ def make_device(
         models_latency=purpose.models_latency,
         screenshots=screenshots or judge is not None,
     )
-    return device if judge is None else JudgedDevice(device, judge)
+    if judge is not None:
+        device = JudgedDevice(device, judge)  # the judge sees the device's own screenshots
+    return bounded_device(device, cfg.env) if screenshots else device

@@ -18,17 +18,19 @@ from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.envs.protocol import DeviceEnv, episode_end
+from distrl.envs.wrapper import DeviceWrapper
 from distrl.judges.base import SuccessJudge
 
 #: Screenshots kept for the judge (the newest last).
 JUDGED_SCREENSHOTS = 4
 
 
-class JudgedDevice:
+class JudgedDevice(DeviceWrapper):
     """``device`` with ``judge`` deciding success (see the module docstring)."""
 
     def __init__(self, device: DeviceEnv, judge: SuccessJudge):
-        self.device, self.judge = device, judge
+        super().__init__(device)
+        self.judge = judge
         self.task: Task | None = None
         self.actions: list[Action] = []
         self.screenshots: deque[np.ndarray] = deque(maxlen=JUDGED_SCREENSHOTS)
@@ -53,12 +55,3 @@ class JudgedDevice:
             done, truncated = True, not success
         info = {**info, "success": success, "truncated": truncated}
         return observation, float(success), done, info
-
-    def close(self) -> None:
-        self.device.close()
-
-    def __getattr__(self, name: str) -> Any:
-        # Backend-specific calls (PhoneSim's expert_action for the oracle) reach the device.
-        if name == "device":  # not set yet (unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.device, name)

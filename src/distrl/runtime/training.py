@@ -163,6 +163,8 @@ def train_with(
     and left after its parts closed (Ray's: a checkpoint that does not fit is refused before a
     cluster starts)."""
     command_started = time.monotonic()  # train.total_minutes counts from here
+    if cfg.train.torch_threads is not None:
+        torch.set_num_threads(cfg.train.torch_threads)
     if demonstrations is None and cfg.train.demos and resume is None:
         demonstrations = load_demonstrations(Path(cfg.train.demos))  # bad input fails first
     run_dir = resume if resume is not None else create_run_dir(cfg, "train")

@@ -9,6 +9,7 @@ reloads them (:func:`resumed_demonstrations`).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from distrl.algos.bc import behaviour_clone
@@ -23,6 +24,11 @@ from distrl.store import TrajectoryStore
 
 #: Where a run that collects its own warm-start demonstrations stores them.
 DEMOS_FOLDER = "demos"
+
+log = logging.getLogger(__name__)
+
+#: Cloning steps averaged for the loss the warm start reports at its start and end.
+_LOSS_SPAN = 10
 
 
 def demonstration_config(cfg: RunConfig) -> RunConfig:
@@ -72,7 +78,7 @@ def warm_start(
             command=DEMOS_COMMAND,
             screenshots=reads_screenshots(policy),  # 400 demos of screens were 2.1 GB
         )
-    behaviour_clone(
+    losses = behaviour_clone(
         policy,
         demonstrations,
         steps=cfg.train.bc_steps,
@@ -80,6 +86,14 @@ def warm_start(
         lr=cfg.train.bc_lr,
         seed=derive_seed(cfg.seed, Stream.CLONING),
     )
+    if losses:  # whether cloning took is the first thing to check when a warm start is weak
+        first, last = losses[:_LOSS_SPAN], losses[-_LOSS_SPAN:]
+        log.info(
+            "behaviour cloning loss %.3f -> %.3f (means of the first and last %d steps)",
+            sum(first) / len(first),
+            sum(last) / len(last),
+            len(last),
+        )
     return demonstrations
 
 

@@ -72,6 +72,7 @@ from PIL import Image
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation, UIElement
+from distrl.core.screenshot import PNGScreenshot
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
 
@@ -238,6 +239,13 @@ def _observation_columns(
     where: str,
 ) -> dict[str, Any]:
     screenshot = observation.screenshot
+    if isinstance(screenshot, PNGScreenshot):  # bounded at the device: stored as it is
+        return {
+            **_observation_text_columns(observation, expected_history),
+            "screenshot_png": screenshot.png if save_screenshots else None,
+            "screenshot_height": screenshot.height,
+            "screenshot_width": screenshot.width,
+        }
     if (
         not isinstance(screenshot, np.ndarray)
         or screenshot.ndim != 3
@@ -254,12 +262,21 @@ def _observation_columns(
     # PNG cannot hold a 0-pixel image; such a screenshot is stored like an unsaved one (shape only),
     # which loads back as the same empty array.
     keep_pixels = save_screenshots and height > 0 and width > 0
-    history = tuple(observation.previous_actions)
     return {
-        "observation_instruction": observation.instruction,
+        **_observation_text_columns(observation, expected_history),
         "screenshot_png": _encode_png(screenshot) if keep_pixels else None,
         "screenshot_height": height,
         "screenshot_width": width,
+    }
+
+
+def _observation_text_columns(
+    observation: Observation, expected_history: tuple[Action, ...]
+) -> dict[str, Any]:
+    """An observation's columns other than its screenshot."""
+    history = tuple(observation.previous_actions)
+    return {
+        "observation_instruction": observation.instruction,
         "elements_json": _dumps([_element_to_dict(e) for e in observation.elements]),
         "previous_actions_json": (
             None if history == expected_history else _dumps([_action_to_list(a) for a in history])

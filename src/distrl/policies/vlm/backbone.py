@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from transformers import AutoModelForImageTextToText, AutoProcessor, GenerationConfig
 
 from distrl.config.schema import VLMPolicyConfig
@@ -62,7 +63,17 @@ def _from_path(path: str, dtype: torch.dtype) -> tuple[Any, Any]:
         model = AutoModelForImageTextToText.from_pretrained(
             folder, dtype=dtype, local_files_only=True
         )
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
+    # SafetensorError: a truncated or corrupt weights file; ImportError: a processor that needs
+    # a package this environment lacks (e.g. torchvision).
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RuntimeError,
+        ImportError,
+        SafetensorError,
+    ) as error:
         raise VLMLoadError(
             f"policy.vlm.path={path}: cannot load a vision-language model and processor "
             f"({_first_line(error)})"
@@ -83,13 +94,16 @@ def _from_path(path: str, dtype: torch.dtype) -> tuple[Any, Any]:
 
 
 def load_backbone(
-    config: VLMPolicyConfig, device: torch.device, tokenizer_texts: Sequence[str] = ()
+    config: VLMPolicyConfig,
+    device: torch.device,
+    tokenizer_texts: Sequence[str] = (),
+    action_texts: Sequence[str] = (),
 ) -> tuple[Any, Any]:
     """(model, processor) for ``config``, the model in eval mode on ``device`` in its dtype; a
-    tiny model's tokenizer is trained on ``tokenizer_texts``."""
+    tiny model's tokenizer is trained on ``tokenizer_texts`` and ``action_texts``."""
     dtype = resolve_dtype(config, device)
     if config.tiny:
-        model, processor = build_tiny_vlm(config.seed, tokenizer_texts)
+        model, processor = build_tiny_vlm(config.seed, tokenizer_texts, action_texts)
         model = model.to(dtype)
     elif config.path is not None:
         model, processor = _from_path(config.path, dtype)

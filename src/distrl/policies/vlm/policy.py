@@ -66,6 +66,7 @@ from distrl.policies.vlm.decoding import (
     sample,
     teacher_force,
 )
+from distrl.policies.vlm.elements import ElementReferences
 from distrl.policies.vlm.lora import add_lora, state_bytes
 from distrl.policies.vlm.prompt import PromptBuilder
 
@@ -107,10 +108,15 @@ class VLMPolicy(Policy):
         self.version = 0
         cfg = self.config
         device = resolve_device(cfg)
-        base, processor = load_backbone(cfg, device, self.tokenizer_texts)
+        elements = ElementReferences(cfg.element_list_max) if cfg.element_list else None
+        action_texts = elements.sample_texts() if elements is not None else ()
+        base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_texts)
         self.model = add_lora(base, cfg)
         self.prompts = PromptBuilder(
-            processor, history=cfg.history, screenshot_max_side=cfg.screenshot_max_side
+            processor,
+            history=cfg.history,
+            screenshot_max_side=cfg.screenshot_max_side,
+            elements=elements,
         )
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed + 1)
@@ -183,8 +189,11 @@ class VLMPolicy(Policy):
             prompts.decode(t[:-1] if t and t[-1] == prompts.eos_token_id else t)
             for t in sampled.tokens
         ]
-        actions = [parse_action(text) for text in texts]
-        canonical = [prompts.action_ids(action) for action in actions]
+        actions = [self._parse(text, obs) for text, obs in zip(texts, observations, strict=True)]
+        canonical = [
+            prompts.action_ids(action, obs)
+            for action, obs in zip(actions, observations, strict=True)
+        ]
         logprobs = sampled.scores.logprobs.clone()
         entropies = sampled.scores.entropies.clone()
         pairs = zip(sampled.tokens, canonical, strict=True)
@@ -200,6 +209,15 @@ class VLMPolicy(Policy):
             values = self.critic.value(observations)
         return actions, logprobs, entropies, values
 
+    def _parse(self, text: str, observation: Observation) -> Action:
+        """A generated string as an action: an element reference when the prompt lists elements
+        and the text is one, else whatever the AitW parser (which never raises) makes of it."""
+        if self.prompts.elements is not None:
+            tapped = self.prompts.elements.parse(text, observation)
+            if tapped is not None:
+                return tapped
+        return parse_action(text)
+
     def _score(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> SequenceScores:
@@ -208,7 +226,10 @@ class VLMPolicy(Policy):
         return teacher_force(
             self.model,
             inputs,
-            [self.prompts.action_ids(action) for action in actions],
+            [
+                self.prompts.action_ids(action, obs)
+                for action, obs in zip(actions, observations, strict=True)
+            ],
             self._decoding,
         )
 

@@ -1,5 +1,6 @@
 """Observation -> the VLM's inputs: the AitW-style prompt (instruction, previous actions,
-screenshot) through the model's own chat template and processor, and actions -> target tokens.
+screenshot, and with ``policy.vlm.element_list`` the screen's elements as text) through the
+model's own chat template and processor; actions -> target tokens; generated text -> actions.
 
 Why a separate module: ``act`` and ``score_actions`` must feed the model byte-identical prompts,
 or the behaviour and target log-probs of one action differ for reasons that have nothing to do
@@ -25,6 +26,7 @@ from PIL import Image
 
 from distrl.core.action import Action, format_action
 from distrl.core.observation import Observation
+from distrl.policies.vlm.elements import ElementReferences
 
 __all__ = ["PromptBuilder", "prompt_text"]
 
@@ -33,9 +35,14 @@ __all__ = ["PromptBuilder", "prompt_text"]
 _MIN_SIDE = 28
 
 
-def prompt_text(observation: Observation, history: int) -> str:
-    """The text part of the prompt: the task, the last ``history`` actions, and the question."""
+def prompt_text(
+    observation: Observation, history: int, elements: ElementReferences | None = None
+) -> str:
+    """The text part of the prompt: the task, the screen's elements (when ``elements`` is
+    given), the last ``history`` actions, and the question."""
     lines = [f"Task: {observation.instruction}"]
+    if elements is not None:
+        lines.extend(elements.prompt_lines(observation))
     previous = observation.previous_actions[-history:] if history else ()
     if previous:
         lines.append("Previous actions:")
@@ -60,8 +67,17 @@ class PromptBuilder:
     """Turns observations into model inputs with ``processor`` (any transformers VLM processor
     with a tokenizer; its chat template is used when it has one)."""
 
-    def __init__(self, processor: Any, *, history: int, screenshot_max_side: int):
+    def __init__(
+        self,
+        processor: Any,
+        *,
+        history: int,
+        screenshot_max_side: int,
+        elements: ElementReferences | None = None,
+    ):
         self.processor = processor
+        #: The element list and element references (``None``: AitW prompt and actions only).
+        self.elements = elements
         self.tokenizer = processor.tokenizer
         self.tokenizer.padding_side = "left"
         self.history = history
@@ -74,12 +90,13 @@ class PromptBuilder:
 
     def chat(self, observation: Observation) -> str:
         """One observation's prompt string, ending where the assistant's action text begins."""
+        text = prompt_text(observation, self.history, self.elements)
         messages = [
             {
                 "role": "user",
                 "content": [
                     {"type": "image"},
-                    {"type": "text", "text": prompt_text(observation, self.history)},
+                    {"type": "text", "text": text},
                 ],
             }
         ]
@@ -88,13 +105,13 @@ class PromptBuilder:
                 messages, add_generation_prompt=True, tokenize=False
             )
         image_token = getattr(self.processor, "image_token", "<image>")
-        return f"{image_token}{prompt_text(observation, self.history)}\n"
+        return f"{image_token}{text}\n"
 
     def inputs(self, observations: Sequence[Observation], device: torch.device) -> dict[str, Any]:
         """The processor's batch (input_ids, attention_mask, pixel values, ...) on ``device``."""
         texts = [self.chat(obs) for obs in observations]
         images = [
-            [_screenshot_image(obs.screenshot, self.screenshot_max_side)] for obs in observations
+            [_screenshot_image(obs.pixels(), self.screenshot_max_side)] for obs in observations
         ]
         batch = self.processor(text=texts, images=images, padding=True, return_tensors="pt")
         return {
@@ -102,10 +119,20 @@ class PromptBuilder:
             for key, value in batch.items()
         }
 
-    def action_ids(self, action: Action) -> list[int]:
-        """The target tokens of ``action``: its canonical text, then end-of-sequence."""
-        ids = self.tokenizer.encode(format_action(action), add_special_tokens=False)
-        return [*ids, self.eos_token_id]
+    def action_text(self, action: Action, observation: Observation) -> str:
+        """The one canonical text of ``action`` taken on ``observation``: an element reference
+        when the prompt lists elements and the action taps one's centre, else its AitW text."""
+        if self.elements is not None:
+            reference = self.elements.canonical_text(action, observation)
+            if reference is not None:
+                return reference
+        return format_action(action)
+
+    def action_ids(self, action: Action, observation: Observation) -> list[int]:
+        """The target tokens of ``action`` on ``observation``: its canonical text, then
+        end-of-sequence."""
+        text = self.action_text(action, observation)
+        return [*self.tokenizer.encode(text, add_special_tokens=False), self.eos_token_id]
 
     def decode(self, ids: Sequence[int]) -> str:
         """Generated ids (without the end-of-sequence token) as text for the action parser."""

@@ -41,7 +41,7 @@ try:  # transformers >= 5 names the torchvision-free image processor explicitly
 except ImportError:  # pragma: no cover - older transformers
     from transformers import Idefics3ImageProcessor as _ImageProcessor
 
-__all__ = ["TINY_IMAGE_SIDE", "build_tiny_vlm", "tiny_tokenizer"]
+__all__ = ["TINY_IMAGE_SIDE", "build_tiny_vlm", "special_token_ids", "tiny_tokenizer"]
 
 #: Side of the square image the tiny vision encoder sees (8x8 patches of 8 pixels).
 TINY_IMAGE_SIDE = 64
@@ -98,13 +98,16 @@ def _sample_actions(rng: np.random.Generator, words: list[str], count: int) -> l
 
 
 @lru_cache(maxsize=4)
-def _trained_tokenizer(seed: int, texts: tuple[str, ...]) -> str:
-    """The tokenizer trained on ``texts`` and sampled action texts, as JSON (cached per process;
-    each caller gets its own copy). Typed texts in the action corpus are drawn from the words of
-    ``texts`` (single letters when there are none)."""
+def _trained_tokenizer(seed: int, texts: tuple[str, ...], action_texts: tuple[str, ...]) -> str:
+    """The tokenizer trained on ``texts``, sampled action texts and ``action_texts``, as JSON
+    (cached per process; each caller gets its own copy). Typed texts in the action corpus are
+    drawn from the words of ``texts`` (single letters when there are none)."""
     words = sorted({w for text in texts for w in text.split()}) or list(string.ascii_lowercase)
     rng = np.random.default_rng(seed)
     corpus = list(texts) + [format_action(a) for a in _sample_actions(rng, words, 3000)]
+    # Each extra action form appears as often as a sampled action type, so BPE merges it into
+    # as few tokens as the AitW texts.
+    corpus += list(action_texts) * (3000 // (8 * max(1, len(action_texts))) + 1)
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -118,11 +121,15 @@ def _trained_tokenizer(seed: int, texts: tuple[str, ...]) -> str:
     return tokenizer.to_str()
 
 
-def tiny_tokenizer(seed: int = 0, texts: Sequence[str] = ()) -> PreTrainedTokenizerFast:
-    """The in-process trained byte-level BPE (on ``texts`` and action texts) as a transformers
-    tokenizer (left padding, so that a batch's prompts all end where generation starts)."""
+def tiny_tokenizer(
+    seed: int = 0, texts: Sequence[str] = (), action_texts: Sequence[str] = ()
+) -> PreTrainedTokenizerFast:
+    """The in-process trained byte-level BPE (on ``texts``, AitW action texts and the caller's
+    further ``action_texts``, e.g. element references) as a transformers tokenizer (left
+    padding, so that a batch's prompts all end where generation starts)."""
+    trained = _trained_tokenizer(seed, tuple(texts), tuple(action_texts))
     return PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_str(_trained_tokenizer(seed, tuple(texts))),
+        tokenizer_object=Tokenizer.from_str(trained),
         bos_token="<s>",
         eos_token="</s>",
         pad_token="<pad>",
@@ -132,12 +139,21 @@ def tiny_tokenizer(seed: int = 0, texts: Sequence[str] = ()) -> PreTrainedTokeni
     )
 
 
+def special_token_ids(tokenizer: PreTrainedTokenizerFast) -> dict[str, int]:
+    """The padding, start and end token ids a model config built for ``tokenizer`` needs."""
+    return {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+
+
 def build_tiny_vlm(
-    seed: int = 0, texts: Sequence[str] = ()
+    seed: int = 0, texts: Sequence[str] = (), action_texts: Sequence[str] = ()
 ) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
     """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor,
-    whose tokenizer is trained on ``texts`` (see :func:`tiny_tokenizer`)."""
-    tokenizer = tiny_tokenizer(seed, texts)
+    whose tokenizer is trained on ``texts`` and ``action_texts`` (see :func:`tiny_tokenizer`)."""
+    tokenizer = tiny_tokenizer(seed, texts, action_texts)
     image_processor = _ImageProcessor(
         do_image_splitting=False,
         size={"longest_edge": TINY_IMAGE_SIDE},
@@ -149,11 +165,7 @@ def build_tiny_vlm(
         image_seq_len=_IMAGE_SEQ_LEN,
         chat_template=_CHAT_TEMPLATE,
     )
-    ids = {
-        "pad_token_id": tokenizer.pad_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
+    ids = special_token_ids(tokenizer)
     config = Idefics3Config(
         vision_config={
             "hidden_size": 32,
