@@ -235,7 +235,6 @@ def _train(args: argparse.Namespace, overrides: list[str]) -> int:
 
 def _miniwob(args: argparse.Namespace, overrides: list[str]) -> int:
     import shlex
-    import sys
 
     from distrl.bench.miniwob_bench import bench_miniwob, resolve_tasks
 
@@ -261,7 +260,7 @@ def _miniwob(args: argparse.Namespace, overrides: list[str]) -> int:
         seeds=args.bench_seeds,
         overrides=overrides,
         preset=args.preset,
-        command=shlex.join(["distrl", *sys.argv[1:]]),
+        command=shlex.join(["distrl", *args.argv]),
         on_run=announce,
     )
     if args.json:

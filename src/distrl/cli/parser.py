@@ -576,6 +576,9 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     if stray:
         parser.error(f"unrecognized arguments: {' '.join(stray)}")
     args.overrides = [*getattr(args, "overrides", []), *extra]
+    #: The words this command was given, so a result can record the command that made it
+    #: (``sys.argv`` is another program's when ``main`` is called from Python).
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     return args
 
 

@@ -238,8 +238,11 @@ def test_backend_boots_the_pool_once_and_rebuilds_a_dead_emulator(
         android = pool_config(str(script), port=port, adb_port=server.port, boot_timeout_seconds=20)
         cfg = RunConfig(env={"backend": "android", "android": android.model_dump()})
         try:
+            # Screenshots are bounded at the source (envs/bounded.py): the wrapper holds the
+            # backend's device.
             device = make_device(cfg, Purpose.TRAIN, 0)
-            assert isinstance(device, AndroidEnv) and device.serial == f"emulator-{port}"
+            assert isinstance(device.device, AndroidEnv)
+            assert device.serial == f"emulator-{port}"
             (pool,) = emulator_pool._POOLS.values()
             assert make_device(cfg, Purpose.TRAIN, 0).serial == device.serial  # booted once
             first = pool.emulators[0].process
