@@ -24,13 +24,25 @@ from PIL import Image
 if TYPE_CHECKING:
     from distrl.core.observation import Observation
 
-__all__ = ["PNGScreenshot", "ScreenshotEncoding", "bound_observation", "bound_pixels"]
+__all__ = [
+    "PNGScreenshot",
+    "ScreenshotEncoding",
+    "bound_observation",
+    "bound_pixels",
+    "rgb_image",
+]
 
 #: How a device's screenshots are kept: ``png`` (encoded, decoded when read) or ``raw`` arrays.
 ScreenshotEncoding = Literal["png", "raw"]
 
 #: zlib level 1: on PhoneSim screens it is 1.2x the bytes of the default level 6 at 2/3 the time.
 _PNG_LEVEL = 1
+
+
+def rgb_image(pixels: np.ndarray) -> Image.Image:
+    """``pixels`` (``HxWx3`` or ``HxWx4``, any numeric dtype) as an 8-bit RGB image: the one
+    conversion every screenshot goes through before it is resized or encoded."""
+    return Image.fromarray(np.ascontiguousarray(pixels[..., :3]).astype(np.uint8), "RGB")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +56,7 @@ class PNGScreenshot:
 
     @classmethod
     def encode(cls, pixels: np.ndarray) -> PNGScreenshot:
-        image = Image.fromarray(np.ascontiguousarray(pixels[..., :3]).astype(np.uint8), "RGB")
+        image = rgb_image(pixels)
         buffer = io.BytesIO()
         image.save(buffer, format="PNG", compress_level=_PNG_LEVEL)
         return cls(buffer.getvalue(), image.height, image.width)
@@ -76,7 +88,7 @@ def bound_pixels(
     if max_side is not None and max(height, width) > max_side:
         scale = max_side / max(height, width)
         size = (max(1, round(width * scale)), max(1, round(height * scale)))
-        image = Image.fromarray(np.ascontiguousarray(pixels[..., :3]).astype(np.uint8), "RGB")
+        image = rgb_image(pixels)
         # LANCZOS keeps thin UI text legible where bilinear would alias it away.
         pixels = np.asarray(image.resize(size, Image.Resampling.LANCZOS))
     return PNGScreenshot.encode(pixels) if encoding == "png" else pixels

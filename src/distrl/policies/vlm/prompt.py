@@ -26,6 +26,7 @@ from PIL import Image
 
 from distrl.core.action import Action, format_action
 from distrl.core.observation import Observation
+from distrl.core.screenshot import rgb_image
 from distrl.policies.vlm.elements import ElementReferences
 
 __all__ = ["PromptBuilder", "prompt_text"]
@@ -56,7 +57,7 @@ def prompt_text(
 def _screenshot_image(screenshot: np.ndarray, max_side: int) -> Image.Image:
     """``screenshot`` as an RGB image whose longest side is at most ``max_side`` (and whose
     shortest is at least a vision patch)."""
-    image = Image.fromarray(np.ascontiguousarray(screenshot[..., :3]).astype(np.uint8), "RGB")
+    image = rgb_image(screenshot)
     width, height = image.size
     scale = min(1.0, max_side / max(width, height))
     size = (max(_MIN_SIDE, round(width * scale)), max(_MIN_SIDE, round(height * scale)))
