@@ -122,15 +122,18 @@ def test_per_row_seeds_make_a_row_independent_of_its_batch(
 class _RecordingRunner:
     """A batch runner that records the batch sizes it saw and answers with NOOP-like rows."""
 
-    def __init__(self, delay: float = 0.0):
+    def __init__(self, gate: threading.Event | None = None):
         self.sizes: list[int] = []
-        self.delay = delay
+        #: While unset, the first batch holds the batching thread (as a long forward pass
+        #: would), so every later request queues behind it.
+        self.gate = gate
 
     def __call__(
         self, observations: Sequence[Observation], greedy: bool, seeds: Sequence[int] | None
     ) -> PolicyOutput:
         self.sizes.append(len(observations))
-        time.sleep(self.delay)  # stands for the forward pass, so later requests queue up
+        if self.gate is not None:
+            assert self.gate.wait(timeout=30), "the test never opened the gate"
         rows = len(observations)
         marks = torch.tensor([float(seeds[i]) if seeds else -1.0 for i in range(rows)])
         return PolicyOutput([Action.press_back()] * rows, marks, marks, marks, version=3)
@@ -161,23 +164,30 @@ def test_a_lone_request_runs_after_max_wait(observations: list[Observation]) -> 
 
 
 def test_many_threads_share_batches_and_never_mix_rows(observations: list[Observation]) -> None:
-    runner = _RecordingRunner(delay=0.02)
+    gate = threading.Event()
+    runner = _RecordingRunner(gate)
     batcher = DynamicBatcher(runner, max_batch_size=8, max_wait_ms=5)
+    submitted = threading.Barrier(25)  # 24 callers and this thread
     results: dict[int, list[float]] = {}
 
     def caller(index: int) -> None:
         seeds = [index * 10 + k for k in range(1 + index % 3)]
-        out = batcher.act(observations[: len(seeds)], greedy=False, seeds=seeds, timeout=30)
-        results[index] = out.logprobs.tolist()
+        request = batcher.submit(ActRequest(observations[: len(seeds)], False, seeds))
+        submitted.wait(timeout=30)
+        results[index] = request.reply.result(timeout=30).logprobs.tolist()
 
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(24)]
     for thread in threads:
         thread.start()
+    submitted.wait(timeout=30)  # every request is queued (at most one batch holds the gate)
+    gate.set()
     for thread in threads:
         thread.join(timeout=60)
     batcher.close()
     assert results == {i: [float(i * 10 + k) for k in range(1 + i % 3)] for i in range(24)}
-    assert max(runner.sizes) <= 8 and len(runner.sizes) < 24  # requests did share batches
+    # 48 rows: the batch that held the gate, then full batches of up to 8 rows.
+    assert sum(runner.sizes) == 48 and max(runner.sizes) <= 8
+    assert len(runner.sizes) <= 1 + 48 // 6  # requests did share batches
 
 
 def test_greedy_and_sampled_requests_run_in_separate_batches(
