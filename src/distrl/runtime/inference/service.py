@@ -184,16 +184,6 @@ class InferenceClient:
         self.version = -1
         self.uses_screenshots = bool(self._call(service.uses_screenshots))
 
-    @classmethod
-    def for_worker(cls, cfg: RunConfig, run_id: str, worker_index: int) -> InferenceClient:
-        """The client of worker ``worker_index``: workers spread round-robin over replicas."""
-        replica = worker_index % cfg.inference.replicas
-        return cls(
-            ray.get_actor(service_name(run_id, replica)),
-            timeout=cfg.ray.call_timeout_seconds,
-            retry_seconds=cfg.inference.retry_seconds,
-        )
-
     def act(
         self,
         observations: Sequence[Observation],
