@@ -35,7 +35,7 @@ def _windows(policy: SmallPolicy, episodes: int = 12) -> list[StepWindow]:
     return [w for t in worker.collect(episodes) for w in cut_windows(t, 4, shaping)]
 
 
-@pytest.mark.parametrize("objective", ["clipped_is", "ppo_clip", "truncated_is"])
+@pytest.mark.parametrize("objective", ["clipped_is", "ppo_clip", "truncated_is", "binarized_is"])
 def test_loss_decreases_on_a_fixed_batch(objective: str) -> None:
     # On a fixed batch the critic's loss must fall, and a small gradient step on the policy
     # objective must move the policy towards the actions judged better than expected (sum of
@@ -130,6 +130,34 @@ def test_clipped_is_stops_pushing_down_below_the_floor_only() -> None:
     expected = truncated.clone()
     expected[0, 0] = 0.0
     assert torch.allclose(clipped, expected)
+
+
+def test_binarized_is_weights_steps_by_the_sign_of_the_raw_advantage() -> None:
+    # The released actor's form: the gradient on log pi is min(rho_bar, rho) * 1[A > 0] with A
+    # the raw Retrace advantage (not standardised: a batch of failures has no positive half).
+    torch.manual_seed(0)
+    policy = SmallPolicy(SmallPolicyConfig())
+    windows = _windows(policy, episodes=6)
+    config = ARideConfig(policy_objective="binarized_is", value_coef=0.0, entropy_coef=0.0)
+    loss = aride_loss(policy, windows, torch.ones(len(windows)), config)
+    scored = score_windows(policy, windows)
+    raw = aride_loss(
+        policy,
+        windows,
+        torch.ones(len(windows)),
+        config.model_copy(
+            update={
+                "policy_objective": "truncated_is",
+                "normalize_advantages": False,
+                "advantage_clip": 1000.0,
+            }
+        ),
+    ).advantages
+    assert torch.equal(loss.advantages, (raw > 0).float() * scored.mask)
+    # On policy (rho = 1) the policy loss is minus the summed log-probs of the kept steps.
+    kept = loss.advantages * scored.representable
+    expected = -float((kept * scored.logprobs.detach()).sum() / scored.steps)
+    assert abs(loss.policy_loss - expected) < 1e-5
 
 
 def test_a_batch_of_one_step_gives_finite_gradients() -> None:

@@ -15,7 +15,10 @@ One update on a batch of replayed :class:`StepWindow` s (docs/design.md §7):
    (``policy_objective``): ``clipped_is``, the default, is the truncated-IS gradient
    -min(rho_bar, rho) A log pi whose negative-advantage steps stop once rho < 1 - eps (a floor
    for pushing an action down); ``truncated_is`` is the same without that floor; ``ppo_clip`` is
-   PPO's clipped surrogate on the same ratio, -min(rho A, clip(rho, 1 - eps, 1 + eps) A).
+   PPO's clipped surrogate on the same ratio, -min(rho A, clip(rho, 1 - eps, 1 + eps) A);
+   ``binarized_is`` (the paper's released actor) keeps only the sign of the raw advantage,
+   -min(rho_bar, rho) 1[A > 0] log pi: importance-weighted cloning of the steps that went better
+   than the critic expected, so a noisy critic's advantage magnitudes cannot steer it.
    docs/design.md §7 allows either clip. We measured the difference: on a fixed replay of warm-start
    data, truncated IS drove the policy away from the data (mean rho 2.6) until it solved
    nothing, while the clipped surrogate stayed stable and improved. ``clipped_is`` keeps the
@@ -193,7 +196,11 @@ def aride_loss(
     steps = scored.steps
     value_loss = (step_weight * (values - retrace.targets) ** 2).sum() / steps
     advantage = retrace.advantages
-    if config.normalize_advantages:
+    if config.policy_objective == "binarized_is":
+        # Only the sign survives, taken before any normalisation (a standardised advantage is
+        # positive for the better half of every batch, even of one where nothing went well).
+        advantage = (advantage > 0).float() * mask
+    elif config.normalize_advantages:
         # Zero-mean advantages keep a mostly-failing batch from pushing every action down (which
         # only inflates entropy); unit scale makes the clip and learning rate batch-independent.
         # (A batch can hold a single step once stale windows are dropped: no spread to divide

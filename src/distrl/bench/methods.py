@@ -42,6 +42,15 @@ METHODS = (
         "A-RIDE, async, uniform replay",
         ("aride.prioritized=false",),
     ),
+    # The policy objective (issue 17, docs/design.md §7.5): the released actor's binarised
+    # advantage beside aride_async's clipped_is.
+    Method(
+        "aride_binarized",
+        "aride",
+        "async",
+        "A-RIDE, async, binarised advantage",
+        ("aride.policy_objective=binarized_is",),
+    ),
     # The exploration ablation (issue 18, docs/design.md §7.12), each mechanism alone and both.
     Method(
         "aride_candidate_prior",

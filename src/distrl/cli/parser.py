@@ -508,7 +508,8 @@ def _add_bench_train(bench_train: argparse.ArgumentParser) -> None:
         dest="bench_methods",
         help="comma-separated methods to run (default aride_async,digirl_sync,fbc_sync), from "
         "those, aride_sync (A-RIDE in sync rounds: the runtime's share of the gain), the DPER "
-        "ablation aride_dper_paper, aride_uniform, aride_curriculum, aride_success_replay "
+        "ablation aride_dper_paper, aride_uniform, aride_binarized (the released actor's "
+        "binarised advantage), aride_curriculum, aride_success_replay "
         "(the task curriculum, success replay), and aride_candidate_prior, aride_novelty, "
         "aride_explore (the exploration mechanisms)",
     )

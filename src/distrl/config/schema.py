@@ -426,11 +426,12 @@ class ARideConfig(ConfigSection):
         default=0.001, ge=0, le=10.0, description="beta: entropy bonus weight."
     )
     value_coef: float = Field(default=0.5, ge=0, le=100.0, description="Weight of the critic loss.")
-    policy_objective: Literal["truncated_is", "ppo_clip", "clipped_is"] = Field(
+    policy_objective: Literal["truncated_is", "ppo_clip", "clipped_is", "binarized_is"] = Field(
         default="clipped_is",
-        description="truncated_is: -min(rho_bar, rho) A log pi (docs/design.md §7); ppo_clip: "
+        description="truncated_is: -min(rho_bar, rho) A log pi (docs/design.md §7.5); ppo_clip: "
         "PPO's clipped surrogate on the same ratio; clipped_is: truncated IS whose "
-        "negative-advantage steps stop once rho < 1 - ppo_clip_eps.",
+        "negative-advantage steps stop once rho < 1 - ppo_clip_eps; binarized_is: "
+        "-min(rho_bar, rho) 1[A > 0] log pi on the raw advantage (the paper's released actor).",
     )
     ppo_clip_eps: float = Field(default=0.2, gt=0, lt=1, description="PPO ratio clip epsilon.")
     normalize_advantages: bool = Field(
