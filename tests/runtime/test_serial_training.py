@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from distrl.envs.protocol import DeviceEnv
 from distrl.envs.task_sets import task_family
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.learner import Learner
-from distrl.runtime.replay_service import ReplayService
+from distrl.runtime.replay_service import ReplayBatch, ReplayService
 from distrl.runtime.serial import update_from_replay
 from distrl.runtime.warm_start import demonstration_config, resumed_demonstrations
 from distrl.runtime.worker import Worker
@@ -93,6 +94,30 @@ def test_learner_updates_publish_versions_and_drop_stale_windows() -> None:
         assert versions == sorted(versions) and set(versions) <= {0, 3}
     assert any(s.policy_version == 3 for t in fresh for s in t.steps)
     assert replay.ingest(fresh) > 0
+
+
+def test_staleness_figures_count_replayed_windows_only() -> None:
+    # Demonstration and success-replay windows (slot -1) are exempt from the staleness bound;
+    # a demonstration acted by an old version must not show up as staleness of the update.
+    learner = _learner(SmallPolicy(SmallPolicyConfig()))
+    replay = _replay(max_staleness=50)
+    worker = _worker(SmallPolicy(SmallPolicyConfig()))
+    worker.set_weights(*learner.weights())
+    replay.ingest(worker.collect(4))  # acted by version 0
+    learner.policy.version = 4
+    batch = replay.sample(6, learner.version)
+    assert batch is not None and (batch.slots >= 0).all()
+    demonstration = dataclasses.replace(
+        batch.windows[0], policy_versions=(-100,) * len(batch.windows[0].policy_versions)
+    )
+    mixed = ReplayBatch(
+        windows=[*batch.windows, demonstration],
+        slots=np.append(batch.slots, -1),
+        generations=np.append(batch.generations, -1),
+        weights=np.append(batch.weights, 1.0),
+    )
+    _, metrics = learner.update(mixed)
+    assert metrics["staleness_mean"] == 4.0 and metrics["staleness_max"] == 4.0
 
 
 SMALL_RUN = [

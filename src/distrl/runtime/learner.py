@@ -88,9 +88,16 @@ class Learner:
         batch: ReplayBatch, acted_version: int, steps: Sequence[ShardStep]
     ) -> tuple[np.ndarray, dict[str, float]]:
         """The batch's priorities and the update's metrics from every process's part (rank
-        order); staleness is measured against ``acted_version``, the version before the step."""
+        order); staleness is measured against ``acted_version``, the version before the step,
+        over the batch's replayed windows only: demonstrations and success-replay windows (slot
+        -1) are exempt from the staleness bound by design, and counting them made the figures
+        track the update count (a demonstration acted by version 0 is as old as the learner)."""
         priorities, metrics = merge_steps(steps)
-        staleness = [acted_version - min(w.policy_versions) for w in batch.windows]
+        staleness = [
+            acted_version - min(window.policy_versions)
+            for window, slot in zip(batch.windows, batch.slots, strict=True)
+            if slot >= 0
+        ] or [0]
         return priorities, {
             **metrics,
             "staleness_mean": float(np.mean(staleness)),
