@@ -1,6 +1,6 @@
 """A train bench survives interruption: a tiny real bench (two methods, one seed, seconds a run)
-stopped after its first run keeps that run's result, and the same command run again trains only
-the other method, from the same kept warm start, then reports both."""
+stopped after its first run keeps that run's result, and the same command run again (on the
+folder, moved) trains only the other method, from the same kept warm start, then reports both."""
 
 from __future__ import annotations
 
@@ -56,6 +56,12 @@ def test_a_rerun_skips_finished_runs_and_reuses_the_warm_start(
         trained.append(cfg.run_name)
         return train_ray(cfg, **kwargs)
 
+    # The folder is moved before the rerun (renamed, or copied to another machine): the kept
+    # warm start finds its demonstrations inside it, wherever it now is.
+    moved = tmp_path / "moved"
+    results.rename(moved)
+    results, first = moved, result_path(moved, "aride_async", 0)
+    args[args.index("--results") + 1] = str(results)
     monkeypatch.setattr(train_bench, "train_ray", recording)
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -205,15 +205,20 @@ def seed_warm_start(
 ) -> tuple[list[Trajectory], dict[str, torch.Tensor]]:
     """The seed's demonstrations and cloned weights: made once and kept in the results folder
     (``seed<S>-warm-start.pt``, written when both are complete), so a bench run again after an
-    interruption starts the seed's remaining methods from the same weights."""
+    interruption starts the seed's remaining methods from the same weights.
+
+    The demonstrations' folder is kept by name and found inside ``bench_dir``, so a results
+    folder that was moved or renamed still resumes (older files held a full path: only its name
+    is read)."""
     kept = bench_dir / f"seed{cfg.seed}-warm-start.pt"
     if kept.exists():
         state = read_torch_file(kept, "bench warm start", "delete it to clone the seed again")
-        return load_demonstrations(Path(state["demonstrations"])), state["weights"]
+        demos_dir = bench_dir / Path(state["demonstrations"]).name
+        return load_demonstrations(demos_dir), state["weights"]
     demonstrations, demos_dir = collect_demonstrations(cfg, bench_dir)
     weights = clone_warm_start(cfg, demonstrations, bench_dir)
     staged = kept.with_name(f".{kept.name}.tmp")
-    torch.save({"weights": weights, "demonstrations": str(demos_dir)}, staged)
+    torch.save({"weights": weights, "demonstrations": demos_dir.name}, staged)
     os.replace(staged, kept)
     return demonstrations, weights
 
