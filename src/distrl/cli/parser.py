@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import distrl
+from distrl.bench.methods import DEFAULT_METHODS, EXPLORATION_METHODS, METHODS
 from distrl.config.loader import config_fields
 from distrl.errors import InputError
 
@@ -466,8 +467,8 @@ def _add_bench_miniwob(bench: argparse.ArgumentParser) -> None:
         "--methods",
         dest="bench_methods",
         default="default",
-        help="comma-separated exploration settings: default, none, candidate_prior, novelty, "
-        "both (default: default, the config's own)",
+        help="comma-separated exploration settings (default: default), from: "
+        + "; ".join(f"{method.name} ({method.label})" for method in EXPLORATION_METHODS),
     )
     bench.add_argument(
         "--seeds",
@@ -506,12 +507,9 @@ def _add_bench_train(bench_train: argparse.ArgumentParser) -> None:
     bench_train.add_argument(
         "--methods",
         dest="bench_methods",
-        help="comma-separated methods to run (default aride_async,digirl_sync,fbc_sync), from "
-        "those, aride_sync (A-RIDE in sync rounds: the runtime's share of the gain), the DPER "
-        "ablation aride_dper_paper, aride_uniform, aride_binarized (the released actor's "
-        "binarised advantage), aride_curriculum, aride_success_replay "
-        "(the task curriculum, success replay), and aride_candidate_prior, aride_novelty, "
-        "aride_explore (the exploration mechanisms)",
+        # Listed from the method table itself: a hand-kept copy fell behind it twice.
+        help=f"comma-separated methods to run (default {','.join(DEFAULT_METHODS)}), from: "
+        + "; ".join(f"{method.name} ({method.label})" for method in METHODS),
     )
     bench_train.add_argument(
         "--baseline",
