@@ -351,3 +351,20 @@ def test_recomputed_activations_give_the_same_loss_and_gradients(
     assert len(grads[0]) == len(grads[1]) > 0
     for plain, recomputed in zip(*grads, strict=True):
         assert torch.allclose(plain, recomputed, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("recompute", [True, False])
+def test_the_run_config_chooses_whether_activations_are_recomputed(
+    recompute: bool, tmp_path: Path
+) -> None:
+    """``policy.small.recompute_activations`` reaches the policy a run builds, and a saved
+    policy keeps the choice."""
+    from distrl.config.loader import load_config
+    from distrl.policies.builtin import make_policy
+
+    cfg = load_config(overrides=[f"policy.small.recompute_activations={str(recompute).lower()}"])
+    policy = make_policy(cfg)
+    assert isinstance(policy, SmallPolicy)
+    assert policy.config.recompute_activations is recompute
+    policy.save(tmp_path / "policy.pt")
+    assert load_policy(tmp_path / "policy.pt").config.recompute_activations is recompute

@@ -20,7 +20,12 @@ def small_policy(cfg: RunConfig) -> Policy:
     """The pointer network over the element list (CPU)."""
     from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 
-    return SmallPolicy(SmallPolicyConfig(candidate_prior=cfg.explore.candidate_prior))
+    return SmallPolicy(
+        SmallPolicyConfig(
+            candidate_prior=cfg.explore.candidate_prior,
+            recompute_activations=cfg.policy.small.recompute_activations,
+        )
+    )
 
 
 def make_policy(cfg: RunConfig) -> Policy:
@@ -31,7 +36,7 @@ def make_policy(cfg: RunConfig) -> Policy:
     if not isinstance(policy, Policy):
         raise InputError(
             f"policy.kind={cfg.policy.kind}: built a {type(policy).__name__}, which is not a "
-            "distrl Policy (act, evaluate, value, trajectory_value, parameters, state_dict, "
+            "distrl Policy (act, score_actions, value, trajectory_value, parameters, state_dict, "
             "load_state_dict, save, load, version; see distrl.policies.base)"
         )
     return policy

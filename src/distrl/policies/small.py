@@ -148,8 +148,8 @@ class SmallPolicyConfig(ConfigSection):
     recompute_activations: bool = Field(
         default=True,
         description="Keep only each encoder layer's input for the backward pass and recompute "
-        "the rest there: measured at the quick preset's batches, an update's peak memory "
-        "drops by ~160 MB for about a third more CPU per update.",
+        "the rest there (policy.small.recompute_activations in a run's config, where the "
+        "measured trade-off is stated).",
     )
     feature_cache: int = Field(
         default=8192,
