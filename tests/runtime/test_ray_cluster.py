@@ -14,7 +14,11 @@ from distrl.cli.main import main
 from distrl.config.schema import RunConfig
 from distrl.errors import InputError
 from distrl.runtime.distributed.driver import train_ray
-from distrl.runtime.distributed.session import ray_session
+from distrl.runtime.distributed.session import (
+    TASK_EVENTS_VARIABLE,
+    bound_task_history,
+    ray_session,
+)
 
 
 def _cfg(tmp_path: Path) -> RunConfig:
@@ -33,9 +37,16 @@ def _cfg(tmp_path: Path) -> RunConfig:
     return cfg
 
 
-def test_local_ray_listens_on_loopback_with_token_auth_and_no_dashboard(tmp_path: Path) -> None:
+def test_local_ray_listens_on_loopback_with_token_auth_and_no_dashboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """...and its GCS keeps a bounded task history (``ray.task_events_kept``)."""
+    monkeypatch.setenv(TASK_EVENTS_VARIABLE, "unset by the test")  # restored afterwards
+    monkeypatch.delenv(TASK_EVENTS_VARIABLE)
+    cfg = _cfg(tmp_path)
+    cfg.ray.task_events_kept = 1234
     assert not ray.is_initialized()
-    with ray_session(_cfg(tmp_path)):
+    with ray_session(cfg):
         context = ray.get_runtime_context()
         assert context.gcs_address.startswith("127.0.0.1:")
         assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
@@ -43,7 +54,16 @@ def test_local_ray_listens_on_loopback_with_token_auth_and_no_dashboard(tmp_path
         assert ray.cluster_resources()["distrl_device"] == 4
         node = ray._private.worker.global_worker.node
         assert not node.address_info.get("webui_url")
+        (gcs,) = node.all_processes["gcs_server"]
+        environment = Path(f"/proc/{gcs.process.pid}/environ").read_bytes().split(b"\0")
+        assert f"{TASK_EVENTS_VARIABLE}=1234".encode() in environment
     assert not ray.is_initialized()
+
+
+def test_a_task_history_limit_the_user_exported_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TASK_EVENTS_VARIABLE, "77")
+    bound_task_history(5)
+    assert os.environ[TASK_EVENTS_VARIABLE] == "77"
 
 
 def test_too_few_device_slots_is_a_clear_error(tmp_path: Path) -> None:

@@ -3,9 +3,10 @@
 A local Ray is started on loopback only (Ray otherwise binds its servers to every interface and
 advertises the machine's public address; ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` is Ray's own
 switch for a single-machine instance), with explicit CPUs and one unit of the device resource
-per device slot, no dashboard unless asked, and Ray's token authentication left as Ray sets it
-(on by default since Ray 2.59). Joining a cluster (``ray.address``) uses the cluster's own
-settings; the device resource must then be offered by the nodes that run devices.
+per device slot, no dashboard unless asked, a bounded task history (``ray.task_events_kept``),
+and Ray's token authentication left as Ray sets it (on by default since Ray 2.59). Joining a
+cluster (``ray.address``) uses the cluster's own settings; the device resource must then be
+offered by the nodes that run devices.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from distrl.errors import InputError
 from distrl.runtime.allocator import ALLOCATOR_ENV, return_freed_memory
 
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+#: Ray's setting for how many task attempts its GCS keeps (read by the GCS when it starts).
+TASK_EVENTS_VARIABLE = "RAY_task_events_max_num_task_in_gcs"
 
 
 def check_config(cfg: RunConfig) -> None:
@@ -56,6 +59,7 @@ def ray_session(cfg: RunConfig) -> Iterator[None]:
     if cfg.ray.address is None:
         _stay_on_loopback()
         return_freed_memory()  # exported before the local raylet starts: its workers inherit it
+        bound_task_history(cfg.ray.task_events_kept)
         ray.init(
             num_cpus=cfg.ray.num_cpus or os.cpu_count() or 1,
             resources={cfg.ray.device_resource: float(cfg.train.devices)},
@@ -95,6 +99,18 @@ def _stay_on_loopback() -> None:
     from ray._private import ray_constants
 
     ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def bound_task_history(kept: int) -> None:
+    """Cap the task attempts a local Ray's GCS remembers (``ray.task_events_kept``).
+
+    Every actor call is a task, and the GCS keeps each one's events for the dashboard up to
+    Ray's default of 100,000: in a 30-minute async run (a worker's replay calls and weight polls
+    add up) that was the one process still growing. The GCS reads the limit from its
+    environment when it starts, so it is exported before ``ray.init``; a value the user has
+    already exported is left as it is.
+    """
+    os.environ.setdefault(TASK_EVENTS_VARIABLE, str(kept))
 
 
 def check_resources(cfg: RunConfig) -> None:
