@@ -4,7 +4,8 @@
 
 Samples, every ``--every`` seconds, the memory of the command's process tree (Ray's raylet, GCS
 and actor processes are descendants of a driver that started a local Ray) and writes ``rss.csv``
-(seconds, summed RSS and PSS in MiB, process count, largest process) and ``rss.png``. RSS counts
+(seconds, summed RSS and PSS in MiB, process count, largest process), ``processes.csv`` (the
+same per process: which part grows) and ``rss.png``. RSS counts
 Ray's shared object-store pages once per process that mapped them; PSS splits shared pages among
 their users, so its sum is the tree's real footprint. Linux only: it reads /proc.
 """
@@ -42,9 +43,13 @@ def _pss_mib(pid: int) -> float:
     return 0.0
 
 
-def tree_memory(root: int) -> tuple[float, float, int, str]:
-    """Summed RSS and PSS (MiB) of ``root`` and its descendants, their count, the largest."""
-    tree, stack, rss, pss, count, largest = _children(), [root], 0.0, 0.0, 0, (0.0, "")
+def tree_processes(root: int) -> list[tuple[int, str, float, float]]:
+    """``(pid, name, RSS MiB, PSS MiB)`` of ``root`` and each of its descendants.
+
+    A Ray actor's name is its process title (``ray::ReplayActor``, say), so the per-process
+    file says which part of a run holds the memory.
+    """
+    tree, stack, found = _children(), [root], []
     while stack:
         pid = stack.pop()
         stack.extend(tree.get(pid, []))
@@ -54,16 +59,16 @@ def tree_memory(root: int) -> tuple[float, float, int, str]:
             proportional = _pss_mib(pid)
         except (OSError, IndexError, ValueError):
             continue
-        mib = pages * PAGE / 2**20
-        rss, pss, count = rss + mib, pss + proportional, count + 1
-        largest = max(largest, (mib, name))
-    return rss, pss, count, f"{largest[1]} {largest[0]:.0f} MiB"
+        found.append((pid, name, pages * PAGE / 2**20, proportional))
+    return found
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=float, default=30.0, help="seconds between samples")
-    parser.add_argument("--out", default="runs/rss", help="folder for rss.csv and rss.png")
+    parser.add_argument(
+        "--out", default="runs/rss", help="folder for rss.csv, processes.csv and rss.png"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- command to run")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -72,11 +77,15 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(command)
-    started, rows = time.monotonic(), []
+    started, rows, per_process = time.monotonic(), [], []
     while process.poll() is None:
-        rss, pss, count, largest = tree_memory(process.pid)
+        processes = tree_processes(process.pid)
         seconds = round(time.monotonic() - started, 1)
-        rows.append((seconds, round(rss, 1), round(pss, 1), count, largest))
+        rss, pss = sum(p[2] for p in processes), sum(p[3] for p in processes)
+        _, name, largest, _ = max(processes, key=lambda p: p[2], default=(0, "", 0.0, 0.0))
+        count = len(processes)
+        rows.append((seconds, round(rss, 1), round(pss, 1), count, f"{name} {largest:.0f} MiB"))
+        per_process.extend((seconds, p[0], p[1], round(p[2], 1), round(p[3], 1)) for p in processes)
         print(
             f"{seconds:>8.0f} s  RSS {rss:>7.0f} MiB  PSS {pss:>7.0f} MiB  {count:>3} processes",
             file=sys.stderr,
@@ -88,6 +97,10 @@ def main() -> int:
         writer = csv.writer(handle)
         writer.writerow(["seconds", "rss_mib", "pss_mib", "processes", "largest"])
         writer.writerows(rows)
+    with (out / "processes.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["seconds", "pid", "name", "rss_mib", "pss_mib"])
+        writer.writerows(per_process)
     _plot(rows, out / "rss.png")
     return process.returncode
 
