@@ -166,6 +166,18 @@ def test_backpressure_holds_inserts_to_a_ratio_of_samples(episodes: list[Traject
     assert replay.can_accept()
 
 
+def test_backpressure_counts_trajectories_waiting_for_their_flush(
+    tmp_path: Path, episodes: list[Trajectory]
+) -> None:
+    # Held for an hour: without counting what waits for the flush, the replay would say "yes"
+    # to a fast collector for the whole period (an async run overshot its budget so on CI).
+    replay = _replay(tmp_path, flush_seconds=3600.0, min_replay=4, max_inserts_per_sample=1.0)
+    replay.add(episodes)
+    assert replay.counters.windows_added == 0 and not replay.can_accept()
+    replay.flush()
+    assert replay.counters.windows_added > 4 and not replay.can_accept()
+
+
 def test_learner_waits_once_it_has_drawn_its_ratio_of_the_data(episodes: list[Trajectory]) -> None:
     replay = _replay(None, min_replay=4, max_samples_per_insert=2.0)
     replay.ingest(episodes[:6])

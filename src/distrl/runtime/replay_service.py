@@ -48,6 +48,7 @@ from distrl.core.observation import SharedElements
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
 from distrl.replay import ReplayBuffer, RingStorage
 from distrl.replay.samplers import PrioritizedSampler
+from distrl.replay.windows import windows as window_ranges
 from distrl.runtime.replay_checkpoint import restore_sampler, sampler_snapshot
 from distrl.runtime.success_replay import SuccessStore
 from distrl.store import TrajectoryStore
@@ -240,11 +241,20 @@ class ReplayService:
 
     def can_accept(self) -> bool:
         """Backpressure: False while inserts run ahead of the learner by more than
-        ``max_inserts_per_sample`` windows per sampled window (workers then hold off)."""
-        if self.max_inserts_per_sample is None or self.counters.windows_added < self.min_replay:
+        ``max_inserts_per_sample`` windows per sampled window (workers then hold off).
+
+        Trajectories still waiting for their flush count too (as the windows they will cut
+        into): with ``flush_seconds`` > 0 a fast collector otherwise heard "yes" for a whole
+        flush period after the budget was spent."""
+        inserted = self.counters.windows_added + self._pending_windows()
+        if self.max_inserts_per_sample is None or inserted < self.min_replay:
             return True
         budget = self.min_replay + self.max_inserts_per_sample * self.counters.windows_sampled
-        return self.counters.windows_added < budget
+        return inserted < budget
+
+    def _pending_windows(self) -> int:
+        """The windows the unflushed trajectories will cut into (at most: some may be refused)."""
+        return sum(len(window_ranges(len(t.steps), self.window)) for t in self._pending)
 
     def learner_ahead(self) -> bool:
         """The other side of the rate limit: True while the learner has drawn more than
