@@ -16,6 +16,7 @@ from distrl.algos.window_batch import score_windows
 from distrl.config.schema import ARideConfig
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.policies.features import ACTION_KINDS
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.worker import Worker
 
@@ -214,3 +215,21 @@ def test_diagnostics_read_zero_on_policy_and_move_once_the_learner_moves() -> No
     assert moved.approx_kl > 1e-4 and 0.0 < moved.clip_fraction <= 1.0
     # The critic fitted these targets: it explains more of them than at the start.
     assert moved.explained_variance > on_policy.explained_variance
+
+
+def test_each_head_entropy_is_logged_over_the_steps_where_that_head_had_a_choice() -> None:
+    torch.manual_seed(2)
+    policy = SmallPolicy(SmallPolicyConfig())
+    windows = _windows(policy, episodes=6)
+    scored = score_windows(policy, windows)
+    assert set(scored.head_entropies) == {"kind", "tap_element", "type_text"}
+    for entropy in scored.head_entropies.values():
+        assert bool(torch.isnan(entropy[~scored.valid]).all())  # padding is no step
+    kind = scored.head_entropies["kind"]
+    assert not bool(torch.isnan(kind[scored.valid]).any())  # every step chooses a kind
+    metrics = aride_loss(policy, windows, torch.ones(len(windows)), CONFIG).head_entropies
+    for head, entropy in scored.head_entropies.items():
+        present = entropy[~torch.isnan(entropy)]
+        assert metrics[f"entropy_{head}"] == pytest.approx(float(present.mean()), rel=1e-6)
+    # The kind head chooses among 5+ kinds at initialisation: its entropy is well above 0.
+    assert 0.5 < metrics["entropy_kind"] <= np.log(len(ACTION_KINDS)) + 1e-6

@@ -105,33 +105,55 @@ def test_oracle_actions_are_representable(oracle_demos: list[Demo]) -> None:
     assert bool(torch.isfinite(scores.logprobs).all())
 
 
-def _all_composite_actions(policy: SmallPolicy, obs: Observation) -> list[Action]:
-    """Every action the policy can emit in ``obs``, one per composite choice."""
+def _all_composite_actions(policy: SmallPolicy, obs: Observation) -> list[tuple[int, Action]]:
+    """Every action the policy can emit in ``obs``, one per composite choice, with its kind."""
     item = policy.featurize([obs]).items[0]
     actions = []
     for kind in range(len(ACTION_KINDS)):
         if kind == ActionKind.TAP:
             actions += [
-                policy._action_of(item, kind, i, 0)
+                (kind, policy._action_of(item, kind, i, 0))
                 for i in range(len(item.elements))
                 if item.tap_targets[i]
             ]
         elif kind == ActionKind.TYPE:
-            actions += [policy._action_of(item, kind, 0, c) for c in range(len(item.candidates))]
+            actions += [
+                (kind, policy._action_of(item, kind, 0, c)) for c in range(len(item.candidates))
+            ]
         else:
-            actions.append(policy._action_of(item, kind, 0, 0))
+            actions.append((kind, policy._action_of(item, kind, 0, 0)))
     return actions
 
 
+def _entropy_of(probabilities: list[float]) -> float:
+    total = sum(probabilities)
+    return -sum(p / total * math.log(p / total) for p in probabilities if p > 0)
+
+
 def _brute_force_check(policy: SmallPolicy, obs: Observation) -> None:
-    actions = _all_composite_actions(policy, obs)
+    kinds, actions = zip(*_all_composite_actions(policy, obs), strict=True)
     assert len(set(actions)) == len(actions), "two composite choices emit the same action"
-    scores = policy.score_actions([obs] * len(actions), actions)
+    scores = policy.score_actions([obs] * len(actions), list(actions))
     assert bool(scores.representable.all())
     logp = scores.logprobs.detach().double()
     assert math.isclose(float(logp.exp().sum()), 1.0, abs_tol=1e-5)
     brute_entropy = float(-(logp.exp() * logp).sum())
     assert math.isclose(float(scores.entropies[0].detach()), brute_entropy, abs_tol=1e-4)
+    # Each head's own entropy: the kind marginal, and the argument given its kind (NaN when the
+    # screen offers that kind nothing).
+    probability = [float(p) for p in logp.exp()]
+    by_kind = [
+        sum(p for k, p in zip(kinds, probability, strict=True) if k == kind)
+        for kind in range(len(ACTION_KINDS))
+    ]
+    heads = {head: float(value[0]) for head, value in scores.head_entropies.items()}
+    assert math.isclose(heads["kind"], _entropy_of(by_kind), abs_tol=1e-4)
+    for head, kind in (("tap_element", ActionKind.TAP), ("type_text", ActionKind.TYPE)):
+        arguments = [p for k, p in zip(kinds, probability, strict=True) if k == kind]
+        if arguments:
+            assert math.isclose(heads[head], _entropy_of(arguments), abs_tol=1e-4), head
+        else:
+            assert math.isnan(heads[head]), head
 
 
 def test_entropy_matches_brute_force_enumeration_small_case() -> None:
@@ -294,8 +316,12 @@ def test_save_load_round_trip_gives_identical_outputs(
             policy.score_actions(observations, actions),
             loaded.score_actions(observations, actions),
         )
-        for a, b in zip(want, got, strict=True):
+        for a, b in zip(want[:4], got[:4], strict=True):
             assert torch.equal(a, b)
+        for head, entropy in want.head_entropies.items():
+            torch.testing.assert_close(
+                entropy, got.head_entropies[head], rtol=0, atol=0, equal_nan=True
+            )
         gen = lambda: torch.Generator().manual_seed(3)  # noqa: E731
         assert (
             policy.act(observations, generator=gen()).actions

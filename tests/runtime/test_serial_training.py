@@ -153,6 +153,9 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         "approx_kl",
         "staleness_mean",
         "staleness_max",
+        "entropy_kind",
+        "entropy_tap_element",
+        "entropy_type_text",
     }
     assert 0.0 <= diagnostics["clip_fraction"]["mean"] <= 1.0
     assert (run_dir / "checkpoints" / "latest.pt").exists()

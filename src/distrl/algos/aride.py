@@ -32,7 +32,7 @@ the critic but not the policy: there is no log-prob to push.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -63,6 +63,8 @@ class ARideLoss:
     explained_variance: float = 0.0
     clip_fraction: float = 0.0
     approx_kl: float = 0.0
+    #: ``entropy_<head>`` per action head of a composite policy (see ``WindowBatch``).
+    head_entropies: dict[str, float] = field(default_factory=dict)
 
 
 def policy_surrogate(
@@ -232,6 +234,7 @@ def aride_loss(
         explained_variance=explained_variance(values.detach(), retrace.targets, mask),
         clip_fraction=clip_fraction(rho, advantage, on_data, config),
         approx_kl=approx_kl(log_ratio, on_data),
+        head_entropies=scored.head_entropy_means(),
     )
 
 
@@ -252,6 +255,7 @@ def aride_loss_fn(config: ARideConfig):
             "explained_variance": result.explained_variance,
             "clip_fraction": result.clip_fraction,
             "approx_kl": result.approx_kl,
+            **result.head_entropies,
         }
         return result.total, result.priorities, metrics
 

@@ -128,6 +128,7 @@ def digirl_loss(
         "entropy": float(scored.step_mean(scored.entropies).detach()),
         "kept_fraction": float(keep.sum() / scored.steps),
         "advantage_mean": float(advantage[valid].mean()),
+        **scored.head_entropy_means(),
     }
     return total, metrics
 

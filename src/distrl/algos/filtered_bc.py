@@ -28,6 +28,7 @@ def filtered_bc_loss(
         "policy_loss": float(loss.detach()),
         "entropy": float(scored.step_mean(scored.entropies).detach()),
         "kept_fraction": float(keep.sum() / scored.steps),
+        **scored.head_entropy_means(),
     }
     return loss, metrics
 

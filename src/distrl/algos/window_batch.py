@@ -10,7 +10,7 @@ losses from drifting apart in how they mask padding and unrepresentable actions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -58,6 +58,8 @@ class WindowBatch:
     behaviour_logprobs: torch.Tensor
     rewards: torch.Tensor
     dones: torch.Tensor
+    #: The policy's per-head entropies (detached; NaN on padding and where a head had no choice).
+    head_entropies: dict[str, torch.Tensor] = field(default_factory=dict)
 
     @property
     def valid(self) -> torch.Tensor:
@@ -72,6 +74,16 @@ class WindowBatch:
         """Mean of ``x`` over the valid steps."""
         return (x * self.mask).sum() / self.steps
 
+    def head_entropy_means(self) -> dict[str, float]:
+        """``entropy_<head>``: each head's mean entropy over the steps where it had a choice
+        (heads with none in the whole batch are left out rather than logged as 0)."""
+        means = {}
+        for head, entropy in self.head_entropies.items():
+            present = ~torch.isnan(entropy)
+            if present.any():
+                means[f"entropy_{head}"] = float(entropy[present].mean())
+        return means
+
 
 def score_windows(policy: Policy, windows: Sequence[StepWindow]) -> WindowBatch:
     """Evaluate ``policy`` on every step of ``windows`` (one batched call) as a WindowBatch."""
@@ -84,8 +96,8 @@ def score_windows(policy: Policy, windows: Sequence[StepWindow]) -> WindowBatch:
     actions = [action for w in windows for action in w.actions]
     scores = policy.score_actions(observations, actions)
 
-    def scatter(flat: torch.Tensor) -> torch.Tensor:
-        return torch.zeros(batch, length).masked_scatter(valid, flat.float())
+    def scatter(flat: torch.Tensor, pad: float = 0.0) -> torch.Tensor:
+        return torch.full((batch, length), pad).masked_scatter(valid, flat.float())
 
     return WindowBatch(
         mask=mask,
@@ -96,4 +108,8 @@ def score_windows(policy: Policy, windows: Sequence[StepWindow]) -> WindowBatch:
         behaviour_logprobs=padded([w.behaviour_logprobs for w in windows], length),
         rewards=padded([w.rewards for w in windows], length),
         dones=padded([[float(d) for d in w.dones] for w in windows], length),
+        head_entropies={
+            head: scatter(entropy, pad=float("nan"))
+            for head, entropy in scores.head_entropies.items()
+        },
     )

@@ -25,6 +25,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 import torch
@@ -77,12 +78,18 @@ class ActionScores(NamedTuple):
     ``representable[b]`` is False when the policy has no way to emit ``actions[b]``; its
     ``logprobs[b]`` is then 0 and must be masked out of any policy loss (entropy and value stay
     meaningful: they describe the state, not the action).
+
+    ``head_entropies`` (diagnostics, detached ``[B]`` tensors) names the entropy of each part of
+    a composite action on its own: whether exploration still reaches, say, the text to type is
+    invisible in the one total. NaN where the state offers that head no choice at all (no text
+    on screen to type). Policies without heads (a VLM writes text) leave it empty.
     """
 
     logprobs: torch.Tensor
     entropies: torch.Tensor
     values: torch.Tensor
     representable: torch.Tensor
+    head_entropies: Mapping[str, torch.Tensor] = MappingProxyType({})
 
 
 class Choice(NamedTuple):

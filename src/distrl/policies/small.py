@@ -185,6 +185,8 @@ class _Heads(NamedTuple):
     candidate_logp: torch.Tensor  # [B, C]
     entropies: torch.Tensor  # [B]
     values: torch.Tensor  # [B]
+    #: Each head's own entropy, detached; NaN where the head has nothing to choose from.
+    head_entropies: dict[str, torch.Tensor]
 
 
 class _TextBag(nn.Module):
@@ -438,13 +440,24 @@ class SmallPolicy(Policy):
 
         # H(pi) = H(k) + p(TAP) H(element | TAP) + p(TYPE) H(candidate | TYPE)
         kind_p = kind_logp.exp()
+        kind_entropy = _entropy(kind_logp)
+        element_entropy = _entropy(element_logp)
+        candidate_entropy = _entropy(candidate_logp)
         entropies = (
-            _entropy(kind_logp)
-            + kind_p[:, ActionKind.TAP] * _entropy(element_logp)
-            + kind_p[:, ActionKind.TYPE] * _entropy(candidate_logp)
+            kind_entropy
+            + kind_p[:, ActionKind.TAP] * element_entropy
+            + kind_p[:, ActionKind.TYPE] * candidate_entropy
         )
         values = self.value_head(h_summary).squeeze(-1)
-        return _Heads(kind_logp, element_logp, candidate_logp, entropies, values)
+        nan = kind_entropy.new_tensor(float("nan"))
+        head_entropies = {
+            "kind": kind_entropy.detach(),
+            "tap_element": torch.where(kind_mask[:, ActionKind.TAP], element_entropy, nan).detach(),
+            "type_text": torch.where(
+                kind_mask[:, ActionKind.TYPE], candidate_entropy, nan
+            ).detach(),
+        }
+        return _Heads(kind_logp, element_logp, candidate_logp, entropies, values, head_entropies)
 
     @staticmethod
     def _logprobs(heads: _Heads, targets: ActionTargets) -> torch.Tensor:
@@ -467,6 +480,7 @@ class SmallPolicy(Policy):
             entropies=heads.entropies,
             values=heads.values,
             representable=targets.representable,
+            head_entropies=heads.head_entropies,
         )
 
     # -- Policy --------------------------------------------------------------------------------

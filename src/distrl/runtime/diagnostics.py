@@ -14,13 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The learner metrics summarised; an algorithm that does not log one (DigiRL has no ratio
-#: clip) simply has no entry for it.
+#: clip, a VLM no action heads) simply has no entry for it.
 DIAGNOSTICS = (
     "explained_variance",
     "clip_fraction",
     "approx_kl",
     "staleness_mean",
     "staleness_max",
+    # Each action head's own entropy (composite policies): whether exploration still reaches
+    # the element to tap and the text to type (docs/design.md §7.12).
+    "entropy_kind",
+    "entropy_tap_element",
+    "entropy_type_text",
 )
 
 

@@ -164,6 +164,7 @@ def run_updates(
     ``updates_per_s``."""
     started = time.monotonic()
     sums: dict[str, float] = {}
+    counts: dict[str, int] = {}  # per metric: some come only from batches that have them
     done = stale = 0
     while done < max_updates and stale <= max_updates:
         if time.monotonic() - started >= max_seconds:
@@ -177,7 +178,8 @@ def run_updates(
         done += 1
         for key, value in metrics.items():
             sums[key] = sums.get(key, 0.0) + value
-    means = {key: value / done for key, value in sums.items()} if done else {}
+            counts[key] = counts.get(key, 0) + 1
+    means = {key: value / counts[key] for key, value in sums.items()}
     if done:
         means["updates_per_s"] = done / max(time.monotonic() - started, 1e-9)
     return {"updates": done, "metrics": means}

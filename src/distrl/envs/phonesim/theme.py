@@ -24,20 +24,16 @@ ACCENTS: tuple[Color, ...] = (
 )
 
 
-_LIGHT_PALETTE: dict[str, Color] = {
-    "background": (250, 250, 250),
-    "surface": (255, 255, 255),
-    "text": (32, 33, 36),
-    "muted_text": (95, 99, 104),
-    "divider": (218, 220, 224),
+#: Each screen role's colour in the light and in the dark theme.
+_PALETTES: dict[str, tuple[Color, Color]] = {
+    "background": ((250, 250, 250), (32, 33, 36)),
+    "surface": ((255, 255, 255), (48, 49, 52)),
+    "text": ((32, 33, 36), (232, 234, 237)),
+    "muted_text": ((95, 99, 104), (170, 174, 181)),
+    "divider": ((218, 220, 224), (80, 82, 86)),
 }
-_DARK_PALETTE: dict[str, Color] = {
-    "background": (32, 33, 36),
-    "surface": (48, 49, 52),
-    "text": (232, 234, 237),
-    "muted_text": (170, 174, 181),
-    "divider": (80, 82, 86),
-}
+_LIGHT_PALETTE = {role: light for role, (light, _) in _PALETTES.items()}
+_DARK_PALETTE = {role: dark for role, (_, dark) in _PALETTES.items()}
 
 
 @dataclass(frozen=True)
