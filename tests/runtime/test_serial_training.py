@@ -173,6 +173,8 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         "learner/policy_loss",
         "learner/value_loss",
         "learner/entropy",
+        "learner/entropy_kind",
+        "learner/entropy_type_text",
         "learner/staleness_mean",
         "learner/priority_mean",
         "learner/updates_per_s",
