@@ -24,7 +24,9 @@ def _seeds() -> list[tuple[int, dict, dict]]:
         seed = int(train_file.stem.removeprefix("train-seed"))
         eval_file = HERE / f"eval-train-seed{seed}.json"
         if eval_file.exists():
-            found.append((seed, json.loads(train_file.read_text()), json.loads(eval_file.read_text())))
+            found.append(
+                (seed, json.loads(train_file.read_text()), json.loads(eval_file.read_text()))
+            )
     return found
 
 
