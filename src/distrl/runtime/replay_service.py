@@ -246,8 +246,10 @@ class ReplayService:
         Trajectories still waiting for their flush count too (as the windows they will cut
         into): with ``flush_seconds`` > 0 a fast collector otherwise heard "yes" for a whole
         flush period after the budget was spent."""
+        if self.max_inserts_per_sample is None:
+            return True  # no backpressure: nothing to count on this per-send path
         inserted = self.counters.windows_added + self._pending_windows()
-        if self.max_inserts_per_sample is None or inserted < self.min_replay:
+        if inserted < self.min_replay:
             return True
         budget = self.min_replay + self.max_inserts_per_sample * self.counters.windows_sampled
         return inserted < budget
