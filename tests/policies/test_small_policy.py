@@ -5,6 +5,7 @@ raise."""
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation, UIElement
 from distrl.policies import POLICY_REGISTRY, Policy, PolicyCheckpointError, load_policy
 from distrl.policies.features import ACTION_KINDS, ActionKind
-from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.policies.small import SmallPolicy, SmallPolicyConfig, _token_count
 
 if TYPE_CHECKING:  # the shared episodes come from this folder's conftest.py fixtures
     from conftest import Demo, Rollout
@@ -394,3 +395,44 @@ def test_the_run_config_chooses_whether_activations_are_recomputed(
     assert policy.config.recompute_activations is recompute
     policy.save(tmp_path / "policy.pt")
     assert load_policy(tmp_path / "policy.pt").config.recompute_activations is recompute
+
+
+def test_length_groups_change_padding_not_scores_or_gradients(oracle_demos: list[Demo]) -> None:
+    """The learner scores a batch in groups of similar token count: every row's log-prob,
+    entropy and value, the step critic and the gradients equal those of one padded batch, in
+    the caller's order (the oracle states mix short home screens with long typing screens)."""
+    observations, actions = _flatten(oracle_demos)
+    assert len(observations) >= 64  # enough for two groups of at least 32
+    results = []
+    for groups in (1, 8):
+        policy = SmallPolicy(SmallPolicyConfig(score_groups=groups))
+        scores = policy.score_actions(observations, actions)
+        values = policy.value(observations)
+        loss = -scores.logprobs.mean() - scores.entropies.mean() + values.pow(2).mean()
+        loss.backward()
+        grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
+        results.append((scores, values, grads))
+    (one, one_values, one_grads), (grouped, grouped_values, grouped_grads) = results
+    for field in ("logprobs", "entropies", "values"):
+        assert torch.allclose(getattr(one, field), getattr(grouped, field), atol=1e-5), field
+    assert torch.equal(one.representable, grouped.representable)
+    for head, entropy in one.head_entropies.items():
+        assert torch.allclose(entropy, grouped.head_entropies[head], atol=1e-5, equal_nan=True)
+    assert torch.allclose(one_values, grouped_values, atol=1e-5)
+    assert len(one_grads) == len(grouped_grads) > 0
+    for plain, by_group in zip(one_grads, grouped_grads, strict=True):
+        assert torch.allclose(plain, by_group, atol=1e-5, rtol=1e-4)
+
+
+def test_length_groups_sort_by_token_count_and_keep_at_least_32(oracle_demos: list[Demo]) -> None:
+    observations, _ = _flatten(oracle_demos)
+    policy = SmallPolicy(SmallPolicyConfig(score_groups=8))
+    groups = policy._length_groups(observations)
+    assert len(groups) == min(8, len(observations) // 32) >= 2
+    rows = [i for indices, _ in groups for i in indices]
+    assert sorted(rows) == list(range(len(observations)))  # every row once
+    counts = [[_token_count(item) for item in batch.items] for _, batch in groups]
+    for shorter, longer in pairwise(counts):
+        assert max(shorter) <= min(longer)  # sorted: each group pads only to its own longest
+    assert max(counts[0]) < max(counts[-1])
+    assert len(policy._length_groups(observations[:40])) == 1  # too few for two groups of 32

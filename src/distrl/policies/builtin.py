@@ -24,6 +24,7 @@ def small_policy(cfg: RunConfig) -> Policy:
         SmallPolicyConfig(
             candidate_prior=cfg.explore.candidate_prior,
             recompute_activations=cfg.policy.small.recompute_activations,
+            score_groups=cfg.policy.small.score_groups,
         )
     )
 

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from pydantic import Field, model_validator
 from torch import nn
@@ -75,6 +76,7 @@ from distrl.policies.features import (
     FeatureBatch,
     ObservationFeatures,
     ObservationFeaturizer,
+    collate,
     kind_of_action,
     resolve_tap,
     tap_point,
@@ -150,6 +152,13 @@ class SmallPolicyConfig(ConfigSection):
         description="Keep only each encoder layer's input for the backward pass and recompute "
         "the rest there (policy.small.recompute_activations in a run's config, where the "
         "measured trade-off is stated).",
+    )
+    score_groups: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="The learner scores a batch as up to this many groups of observations of "
+        "similar token count (policy.small.score_groups in a run's config, which says why).",
     )
     feature_cache: int = Field(
         default=8192,
@@ -232,6 +241,25 @@ class _EncoderBlock(nn.Module):
         attended = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask[:, None, None, :])
         x = x + self.proj(attended.transpose(1, 2).reshape(batch, length, dim))
         return x + self.ff(self.norm_ff(x))
+
+
+#: The fewest observations a learner's length group holds: smaller groups cost more in per-call
+#: overhead than their padding saves.
+_MIN_GROUP = 32
+
+
+def _token_count(item: ObservationFeatures) -> int:
+    """Tokens an observation puts through the encoder: summary, elements, candidates, words."""
+    return 1 + len(item.elements) + len(item.candidates) + int(item.word_tokens.shape[0])
+
+
+def _in_order(parts: Sequence[torch.Tensor], order: Sequence[int]) -> torch.Tensor:
+    """Concatenated group results put back in the caller's order: ``order[k]`` is the caller's
+    index of the ``k``-th concatenated row (differentiable: the gather passes gradients)."""
+    joined = torch.cat(list(parts))
+    inverse = torch.empty(len(order), dtype=torch.long)
+    inverse[torch.as_tensor(order, dtype=torch.long)] = torch.arange(len(order))
+    return joined[inverse.to(joined.device)]
 
 
 def _mlp(dim_in: int, hidden: int, dim_out: int) -> nn.Sequential:
@@ -487,8 +515,46 @@ class SmallPolicy(Policy):
     def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> ActionScores:
-        batch = self.featurize(observations, remember=True)
-        return self.score(batch, self.targets(batch, actions))
+        if len(actions) != len(observations):
+            raise ValueError(
+                f"got {len(actions)} actions for {len(observations)} observations; "
+                "pass one action per observation"
+            )
+        groups = self._length_groups(observations)
+        parts = [
+            self.score(batch, self.targets(batch, [actions[i] for i in rows]))
+            for rows, batch in groups
+        ]
+        order = [i for rows, _ in groups for i in rows]
+        return ActionScores(
+            logprobs=_in_order([p.logprobs for p in parts], order),
+            entropies=_in_order([p.entropies for p in parts], order),
+            values=_in_order([p.values for p in parts], order),
+            representable=_in_order([p.representable for p in parts], order),
+            head_entropies={
+                head: _in_order([p.head_entropies[head] for p in parts], order)
+                for head in parts[0].head_entropies
+            },
+        )
+
+    def _length_groups(
+        self, observations: Sequence[Observation]
+    ) -> list[tuple[list[int], FeatureBatch]]:
+        """The learner's observations as groups of similar token count, each collated alone.
+
+        Why: a batch is padded to its longest observation, and on PhoneSim a replay batch's
+        longest is about twice its mean (109 against 53 tokens), so one padded batch spent half
+        the encoder's linear work and three quarters of its attention on padding. Sorted by
+        length and cut into ``score_groups`` groups of at least 32, each group pads only to its
+        own longest. Padding never changes a row's result (masked keys get zero weight), so the
+        scores are those of one batch, in the caller's order (see :func:`_in_order`)."""
+        if not observations:
+            raise ValueError("featurize needs at least one observation")
+        items = [self.featurizer.encode_cached(obs) for obs in observations]
+        order = sorted(range(len(items)), key=lambda i: _token_count(items[i]))
+        count = min(self.config.score_groups, max(1, len(items) // _MIN_GROUP))
+        groups = [[int(i) for i in rows] for rows in np.array_split(order, count)]
+        return [(rows, collate([items[i] for i in rows], self.device)) for rows in groups]
 
     def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:
         batch = self.featurize(observations)
@@ -532,7 +598,9 @@ class SmallPolicy(Policy):
     # -- critics -------------------------------------------------------------------------------
     def value(self, observations: Sequence[Observation]) -> torch.Tensor:
         """Step critic V(s), ``[B]``, differentiable."""
-        return self._heads(self.featurize(observations, remember=True)).values
+        groups = self._length_groups(observations)
+        parts = [self._heads(batch).values for _, batch in groups]
+        return _in_order(parts, [i for rows, _ in groups for i in rows])
 
     def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
         """Trajectory-level value V(instruction, s0), ``[B]``, differentiable: the expected
