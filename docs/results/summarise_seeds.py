@@ -1,13 +1,16 @@
-"""The quick preset's 3-seed figures from what run.sh wrote: a table row per seed, the mean and
-its standard error over seeds, and the curves as curves.png. From the repository root:
+"""A preset's multi-seed figures from what a results folder's run.sh wrote: a table row per
+seed, the mean and its standard error over seeds, and the curves as FOLDER/curves.png. From the
+repository root:
 
-    .venv/bin/python docs/results/quick-preset/summarise.py
+    .venv/bin/python docs/results/summarise_seeds.py docs/results/quick-preset "PhoneSim general"
+    .venv/bin/python docs/results/summarise_seeds.py docs/results/webshop-preset "PhoneSim webshop"
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -15,14 +18,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-HERE = Path(__file__).parent
 
-
-def _seeds() -> list[tuple[int, dict, dict]]:
+def _seeds(folder: Path) -> list[tuple[int, dict, dict]]:
     found = []
-    for train_file in sorted(HERE.glob("train-seed*.json")):
+    for train_file in sorted(folder.glob("train-seed*.json")):
         seed = int(train_file.stem.removeprefix("train-seed"))
-        eval_file = HERE / f"eval-train-seed{seed}.json"
+        eval_file = folder / f"eval-train-seed{seed}.json"
         if eval_file.exists():
             found.append(
                 (seed, json.loads(train_file.read_text()), json.loads(eval_file.read_text()))
@@ -36,8 +37,8 @@ def _mean_se(values: list[float]) -> str:
     return f"{mean:.3f} +- {se:.3f}"
 
 
-def main() -> None:
-    runs = _seeds()
+def main(folder: Path, suite: str) -> None:
+    runs = _seeds(folder)
     print("| seed | start | best periodic | final (320 test) | train (320) | updates | episodes |")
     print("|---|---|---|---|---|---|---|")
     for seed, train, on_train in runs:
@@ -68,13 +69,15 @@ def main() -> None:
         )
     axes.set_xlabel("training minutes (the last point: the final policy, 320 test episodes)")
     axes.set_ylabel("greedy test success")
-    axes.set_title("distrl train --preset quick (PhoneSim general), 2 CPU cores")
+    axes.set_title(f"distrl train --preset quick ({suite}), 2 CPU cores")
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
-    figure.savefig(HERE / "curves.png", dpi=110)
+    figure.savefig(folder / "curves.png", dpi=110)
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) != 3:
+        sys.exit("usage: summarise_seeds.py FOLDER SUITE_LABEL")
+    main(Path(sys.argv[1]), sys.argv[2])
