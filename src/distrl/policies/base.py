@@ -117,6 +117,16 @@ class Choice(NamedTuple):
         return torch.multinomial(logp.exp(), 1, generator=self.generator).squeeze(1)
 
 
+def check_one_action_each(observations: int, actions: int) -> None:
+    """Scoring pairs each observation with the action taken there: a count mismatch is a
+    caller's bug that would otherwise surface as a shape error deep inside the network."""
+    if actions != observations:
+        raise ValueError(
+            f"got {actions} actions for {observations} observations; "
+            "pass one action per observation"
+        )
+
+
 def seeded_generators(seeds: Sequence[int]) -> list[torch.Generator]:
     """One CPU generator per row, seeded from that row's seed."""
     return [torch.Generator().manual_seed(int(seed)) for seed in seeds]

@@ -59,6 +59,7 @@ from distrl.policies.base import (
     Choice,
     Policy,
     PolicyOutput,
+    check_one_action_each,
     read_policy_file,
     register_policy,
     write_policy_file,
@@ -361,11 +362,7 @@ class SmallPolicy(Policy):
 
     def targets(self, batch: FeatureBatch, actions: Sequence[Action]) -> ActionTargets:
         """Map device actions to the composite space of ``batch``'s observations."""
-        if len(actions) != batch.batch_size:
-            raise ValueError(
-                f"got {len(actions)} actions for {batch.batch_size} observations; "
-                "pass one action per observation"
-            )
+        check_one_action_each(batch.batch_size, len(actions))
         rows = [
             self._target_of(item, action) for item, action in zip(batch.items, actions, strict=True)
         ]
@@ -515,11 +512,7 @@ class SmallPolicy(Policy):
     def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> ActionScores:
-        if len(actions) != len(observations):
-            raise ValueError(
-                f"got {len(actions)} actions for {len(observations)} observations; "
-                "pass one action per observation"
-            )
+        check_one_action_each(len(observations), len(actions))
         groups = self._length_groups(observations)
         parts = [
             self.score(batch, self.targets(batch, [actions[i] for i in rows]))

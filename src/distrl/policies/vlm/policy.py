@@ -53,6 +53,7 @@ from distrl.policies.base import (
     Policy,
     PolicyCheckpointError,
     PolicyOutput,
+    check_one_action_each,
     read_policy_file,
     register_policy,
     write_policy_file,
@@ -236,11 +237,7 @@ class VLMPolicy(Policy):
     def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> ActionScores:
-        if len(actions) != len(observations):
-            raise ValueError(
-                f"got {len(actions)} actions for {len(observations)} observations; "
-                "pass one action per observation"
-            )
+        check_one_action_each(len(observations), len(actions))
         if not observations:
             raise ValueError("score_actions needs at least one observation")
         size = self.config.max_batch_size
