@@ -427,7 +427,7 @@ def test_length_groups_change_padding_not_scores_or_gradients(oracle_demos: list
 def test_length_groups_sort_by_token_count_and_keep_at_least_32(oracle_demos: list[Demo]) -> None:
     observations, _ = _flatten(oracle_demos)
     policy = SmallPolicy(SmallPolicyConfig(score_groups=8))
-    groups = policy._length_groups(observations)
+    groups = policy._length_groups(observations).batches
     assert len(groups) == min(8, len(observations) // 32) >= 2
     rows = [i for indices, _ in groups for i in indices]
     assert sorted(rows) == list(range(len(observations)))  # every row once
@@ -435,4 +435,5 @@ def test_length_groups_sort_by_token_count_and_keep_at_least_32(oracle_demos: li
     for shorter, longer in pairwise(counts):
         assert max(shorter) <= min(longer)  # sorted: each group pads only to its own longest
     assert max(counts[0]) < max(counts[-1])
-    assert len(policy._length_groups(observations[:40])) == 1  # too few for two groups of 32
+    too_few = observations[:40]  # too few for two groups of 32
+    assert len(policy._length_groups(too_few).batches) == 1

@@ -254,13 +254,18 @@ def _token_count(item: ObservationFeatures) -> int:
     return 1 + len(item.elements) + len(item.candidates) + int(item.word_tokens.shape[0])
 
 
-def _in_order(parts: Sequence[torch.Tensor], order: Sequence[int]) -> torch.Tensor:
-    """Concatenated group results put back in the caller's order: ``order[k]`` is the caller's
-    index of the ``k``-th concatenated row (differentiable: the gather passes gradients)."""
-    joined = torch.cat(list(parts))
-    inverse = torch.empty(len(order), dtype=torch.long)
-    inverse[torch.as_tensor(order, dtype=torch.long)] = torch.arange(len(order))
-    return joined[inverse.to(joined.device)]
+class _LengthGroups(NamedTuple):
+    """A batch cut into groups of similar token count (see ``SmallPolicy._length_groups``)."""
+
+    #: Each group: the caller's row indices and their features, collated alone.
+    batches: list[tuple[list[int], FeatureBatch]]
+    #: ``restore[b]`` is where the caller's row ``b`` sits in the groups' concatenated rows.
+    restore: torch.Tensor
+
+    def join(self, parts: Sequence[torch.Tensor]) -> torch.Tensor:
+        """The groups' ``[B_g]`` results as one ``[B]`` tensor in the caller's order
+        (differentiable: the gather passes gradients)."""
+        return torch.cat(list(parts))[self.restore]
 
 
 def _mlp(dim_in: int, hidden: int, dim_out: int) -> nn.Sequential:
@@ -516,23 +521,20 @@ class SmallPolicy(Policy):
         groups = self._length_groups(observations)
         parts = [
             self.score(batch, self.targets(batch, [actions[i] for i in rows]))
-            for rows, batch in groups
+            for rows, batch in groups.batches
         ]
-        order = [i for rows, _ in groups for i in rows]
         return ActionScores(
-            logprobs=_in_order([p.logprobs for p in parts], order),
-            entropies=_in_order([p.entropies for p in parts], order),
-            values=_in_order([p.values for p in parts], order),
-            representable=_in_order([p.representable for p in parts], order),
+            logprobs=groups.join([p.logprobs for p in parts]),
+            entropies=groups.join([p.entropies for p in parts]),
+            values=groups.join([p.values for p in parts]),
+            representable=groups.join([p.representable for p in parts]),
             head_entropies={
-                head: _in_order([p.head_entropies[head] for p in parts], order)
+                head: groups.join([p.head_entropies[head] for p in parts])
                 for head in parts[0].head_entropies
             },
         )
 
-    def _length_groups(
-        self, observations: Sequence[Observation]
-    ) -> list[tuple[list[int], FeatureBatch]]:
+    def _length_groups(self, observations: Sequence[Observation]) -> _LengthGroups:
         """The learner's observations as groups of similar token count, each collated alone.
 
         Why: a batch is padded to its longest observation, and on PhoneSim a replay batch's
@@ -540,14 +542,19 @@ class SmallPolicy(Policy):
         the encoder's linear work and three quarters of its attention on padding. Sorted by
         length and cut into ``score_groups`` groups of at least 32, each group pads only to its
         own longest. Padding never changes a row's result (masked keys get zero weight), so the
-        scores are those of one batch, in the caller's order (see :func:`_in_order`)."""
+        scores are those of one batch, in the caller's order (:meth:`_LengthGroups.join`)."""
         if not observations:
             raise ValueError("featurize needs at least one observation")
         items = [self.featurizer.encode_cached(obs) for obs in observations]
         order = sorted(range(len(items)), key=lambda i: _token_count(items[i]))
         count = min(self.config.score_groups, max(1, len(items) // _MIN_GROUP))
         groups = [[int(i) for i in rows] for rows in np.array_split(order, count)]
-        return [(rows, collate([items[i] for i in rows], self.device)) for rows in groups]
+        restore = torch.empty(len(order), dtype=torch.long)
+        restore[torch.as_tensor(order)] = torch.arange(len(order))
+        return _LengthGroups(
+            batches=[(rows, collate([items[i] for i in rows], self.device)) for rows in groups],
+            restore=restore.to(self.device),
+        )
 
     def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:
         batch = self.featurize(observations)
@@ -592,8 +599,7 @@ class SmallPolicy(Policy):
     def value(self, observations: Sequence[Observation]) -> torch.Tensor:
         """Step critic V(s), ``[B]``, differentiable."""
         groups = self._length_groups(observations)
-        parts = [self._heads(batch).values for _, batch in groups]
-        return _in_order(parts, [i for rows, _ in groups for i in rows])
+        return groups.join([self._heads(batch).values for _, batch in groups.batches])
 
     def trajectory_value(self, first_observations: Sequence[Observation]) -> torch.Tensor:
         """Trajectory-level value V(instruction, s0), ``[B]``, differentiable: the expected
