@@ -1,4 +1,5 @@
-"""``policy.vlm.element_list``: the element list in the prompt and taps by element index."""
+"""``policy.vlm.element_list``: the element list in the prompt and taps by element index or name;
+the tiny tokenizer that keeps words and action fragments whole."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from distrl.core.action import Action, ActionType, format_action
 from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.core.task import Task
 from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
+from distrl.policies.features import tap_point
 from distrl.policies.vlm import VLMPolicy
-from distrl.policies.vlm.elements import ElementReferences
+from distrl.policies.vlm.elements import MAX_NAME_WORDS, ElementReferences
+from distrl.policies.vlm.tiny import action_fragments, tiny_tokenizer
 
 ELEMENTS = (
     UIElement("9:41", (0.0, 0.0, 1.0, 0.04), False, "clock"),
@@ -113,3 +116,96 @@ def test_a_generated_reference_is_the_tap_it_names(
     monkeypatch.setattr(policy_module, "sample", forced)
     out = policy.act([SCREEN])
     assert out.actions == [Action.tap(*ELEMENTS[2].center_yx)]
+
+
+def test_a_name_reference_copies_the_element_text_and_round_trips(
+    run_oracle: Callable[[Task, int], Any],
+) -> None:
+    references = ElementReferences(limit=50, form="name")
+    named = 0
+    for task_index in (0, 4, 7):
+        demo = run_oracle(load_suite("general", "train")[task_index], env_seed=1)
+        for observation, action in zip(demo.observations, demo.actions, strict=True):
+            text = references.canonical_text(action, observation)
+            if not action.is_tap:
+                assert text is None
+                continue
+            assert text is not None and references.parse(text, observation) == action
+            if '"name":' in text:
+                named += 1
+                name = text.split('"name": ', 1)[1]
+                assert any(" ".join(e.text.split()) == name for e in observation.elements)
+    assert named > 0
+
+
+def test_a_name_that_does_not_name_one_element_falls_back_to_the_index() -> None:
+    long_text = " ".join(["word"] * (MAX_NAME_WORDS + 1))
+    screen = Observation(
+        NO_SCREENSHOT,
+        "Tap things",
+        (
+            UIElement("OK", (0.0, 0.0, 0.5, 0.1), True, "a", kind="button"),
+            UIElement("OK", (0.5, 0.0, 1.0, 0.1), True, "b", kind="button"),  # same text
+            UIElement("", (0.0, 0.2, 1.0, 0.3), True, "c", kind="icon"),  # no text
+            UIElement(long_text, (0.0, 0.4, 1.0, 0.5), True, "d"),  # too long to be a name
+            UIElement("Say\n hi", (0.0, 0.6, 1.0, 0.7), True, "e", kind="button"),
+        ),
+    )
+    references = ElementReferences(limit=50, form="name")
+    texts = [references.canonical_text(Action.tap(*tap_point(e)), screen) for e in screen.elements]
+    assert texts == [
+        ElementReferences.name_text("OK"),
+        ElementReferences.reference_text(1),
+        ElementReferences.reference_text(2),
+        ElementReferences.reference_text(3),
+        ElementReferences.name_text("Say hi"),  # whitespace collapsed as in the prompt
+    ]
+    for element, text in zip(screen.elements, texts, strict=True):
+        assert text is not None and references.parse(text, screen) == Action.tap(
+            *tap_point(element)
+        )
+    # The index form parses in name mode too, and a name in index mode.
+    assert references.parse(ElementReferences.reference_text(4), screen) == Action.tap(
+        *tap_point(screen.elements[4])
+    )
+    by_index = ElementReferences(limit=50)
+    assert by_index.canonical_text(Action.tap(*tap_point(screen.elements[0])), screen) == (
+        ElementReferences.reference_text(0)
+    )
+    assert by_index.parse(ElementReferences.name_text("OK"), screen) == Action.tap(
+        *tap_point(screen.elements[0])
+    )
+
+
+def test_a_name_no_listed_element_reads_is_an_invalid_action() -> None:
+    action = ElementReferences(limit=50, form="name").parse(
+        ElementReferences.name_text("Settings"), SCREEN
+    )
+    assert action is not None and action.action_type is ActionType.INVALID
+    assert "no listed element reads 'Settings'" in action.invalid_reason
+    beyond = ElementReferences(limit=1, form="name").parse(
+        ElementReferences.name_text("Wi-Fi"), SCREEN
+    )  # on the screen but not listed
+    assert beyond is not None and beyond.action_type is ActionType.INVALID
+    with pytest.raises(ValueError, match="form"):
+        ElementReferences(limit=5, form="label")  # type: ignore[arg-type]
+
+
+def test_the_tiny_tokenizer_keeps_words_and_action_fragments_whole() -> None:
+    """A word is one and the same token in the instruction, the element list and a reference;
+    every action fragment is one token."""
+    tokenizer = tiny_tokenizer(0, suite_instructions(), ElementReferences.fragments())
+
+    def pieces(text: str) -> list[str]:
+        return [tokenizer.decode([i]) for i in tokenizer.encode(text, add_special_tokens=False)]
+
+    assert pieces("Task: Open Clock")[-1] == " Clock"
+    assert pieces("3 button: Clock")[-1] == " Clock"
+    assert pieces(ElementReferences.name_text("Uma Reddy"))[1:] == [" Uma", " Reddy"]
+    assert pieces('Send Uma Reddy a text that says "good night"')[1:3] == [" Uma", " Reddy"]
+    typed = pieces(format_action(Action.type_text("good night")))
+    assert typed[1:] == ["good", " night", '"']
+    for fragment in action_fragments(ElementReferences.fragments()):
+        assert pieces(fragment) == [fragment]
+    assert len(pieces(ElementReferences.reference_text(12))) == 3  # the prefix, 1 and 2
+    assert pieces("503-555") == ["5", "0", "3", "-", "5", "5", "5"]  # one token a digit

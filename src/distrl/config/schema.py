@@ -1000,17 +1000,25 @@ class VLMPolicyConfig(ConfigSection):
     element_list: bool = Field(
         default=False,
         description="Write the screen's UI elements (index, kind, text) into the prompt beside "
-        "the screenshot and let the model tap an element by index (TAP_ELEMENT). Off by "
+        "the screenshot and let the model tap an element by reference (TAP_ELEMENT). Off by "
         "default: the AitW screenshot-only prompt is what pretrained GUI VLMs and existing "
         "adapters were trained on, and pixel-only backends have no element list; on in the "
-        "vlm-quick preset, where it is what lets a small VLM learn (docs/design.md §5).",
+        "vlm-quick preset (docs/design.md §5).",
     )
     element_list_max: int = Field(
         default=50,
         ge=1,
         le=1000,
         description="Elements listed in the prompt (the first ones of the screen); only these "
-        "can be tapped by index.",
+        "can be tapped by reference.",
+    )
+    element_reference: Literal["index", "name"] = Field(
+        default="index",
+        description="How the action text names a tapped element (with element_list): index "
+        '("element": 3) or name ("name": Clock: the element\'s text, where it is non-empty, at '
+        "most 6 words and read by no element listed before it; the index otherwise). A name is "
+        "copied from the instruction more easily than an index is looked up by a model "
+        "learning from scratch; both forms parse either way.",
     )
     critic: Literal["head", "separate"] = Field(
         default="head",

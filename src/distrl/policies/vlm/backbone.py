@@ -97,13 +97,14 @@ def load_backbone(
     config: VLMPolicyConfig,
     device: torch.device,
     tokenizer_texts: Sequence[str] = (),
-    action_texts: Sequence[str] = (),
+    action_forms: Sequence[str] = (),
 ) -> tuple[Any, Any]:
     """(model, processor) for ``config``, the model in eval mode on ``device`` in its dtype; a
-    tiny model's tokenizer is trained on ``tokenizer_texts`` and ``action_texts``."""
+    tiny model's tokenizer is trained on ``tokenizer_texts`` and keeps the fixed parts of the
+    policy's own ``action_forms`` whole."""
     dtype = resolve_dtype(config, device)
     if config.tiny:
-        model, processor = build_tiny_vlm(config.seed, tokenizer_texts, action_texts)
+        model, processor = build_tiny_vlm(config.seed, tokenizer_texts, action_forms)
         model = model.to(dtype)
     elif config.path is not None:
         model, processor = _from_path(config.path, dtype)

@@ -1,15 +1,24 @@
-"""The screen's element list in the VLM's prompt, and taps that name an element by its index.
+"""The screen's element list in the VLM's prompt, and taps that name an element.
 
 Why: a small VLM cannot read a phone screen from a few dozen image tokens, but accessibility-tree
 agents show that the same model acts well when the prompt lists the UI elements as text (index,
 kind, text) and it may answer "tap element 3" instead of writing coordinates. With
 ``policy.vlm.element_list`` on, the prompt carries the list beside the screenshot and the action
-text gains one form::
+text gains two forms::
 
     Action Decision: "action_type": "TAP_ELEMENT", "element": 3
+    Action Decision: "action_type": "TAP_ELEMENT", "name": Clock
 
-which means a tap at the centre of element 3 (the point the small policy and the PhoneSim oracle
-tap too). The device, the replay and the store still see an ordinary ``DUAL_POINT`` tap.
+the first a tap at the centre of element 3, the second a tap at the centre of the first listed
+element whose text reads "Clock" (the point the small policy and the PhoneSim oracle tap too).
+The device, the replay and the store still see an ordinary ``DUAL_POINT`` tap.
+
+Which form is canonical (``policy.vlm.element_reference``): ``index`` writes every element tap
+by index; ``name`` writes it by the element's text where that text names it (non-empty, at most
+``MAX_NAME_WORDS`` words, and no element listed before it reads the same) and by index
+otherwise. A name is the easier form for a model that learns from scratch: the word to write is
+usually in the instruction ("Open Clock"), one token in both places, so writing it is copying,
+where an index has to be looked up on the element's line. Both forms parse in either mode.
 
 One text per action, as the policy's log-probs need (docs/design.md §5): a tap whose point is
 exactly the centre of a listed element is written as a reference to the first such element;
@@ -18,40 +27,61 @@ centre parses to the same tap, and ``act`` then rescores the canonical text, as 
 non-canonical string.
 
 The parser is strict and evaluates nothing: the reference must be the whole decision, the index
-a decimal number of at most four digits naming a listed element; anything else that claims to be
-a ``TAP_ELEMENT`` is an ``INVALID`` action with its reason.
+a decimal number of at most four digits naming a listed element, the name the whole text of a
+listed element; anything else that claims to be a ``TAP_ELEMENT`` is an ``INVALID`` action with
+its reason.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation, UIElement
 from distrl.policies.features import tap_point
 
-__all__ = ["ElementReferences"]
+__all__ = ["MAX_NAME_WORDS", "ElementReferences", "ReferenceForm"]
 
 _DECISION_MARKER = "Action Decision:"
 _TAP_ELEMENT = "TAP_ELEMENT"
+_INDEX_PREFIX = f'{_DECISION_MARKER} "action_type": "{_TAP_ELEMENT}", "element": '
+#: No space after the colon: the name's first word brings its own, as in the instruction.
+_NAME_PREFIX = f'{_DECISION_MARKER} "action_type": "{_TAP_ELEMENT}", "name":'
 _REFERENCE_RE = re.compile(r'"action_type": "TAP_ELEMENT", "element": (\d{1,4})')
+_NAME_RE = re.compile(r'"action_type": "TAP_ELEMENT", "name": (\S.*)', re.DOTALL)
+#: A longer text (a message, a paragraph) is tapped by index: its name would be a long reply.
+MAX_NAME_WORDS = 6
+
+#: How an element tap is written: by its index on the list, or by its text where that names it.
+ReferenceForm = Literal["index", "name"]
+
+
+def _collapsed(text: str) -> str:
+    """``text`` with its whitespace collapsed to single spaces (a newline in a label cannot
+    break the list or a reference apart)."""
+    return " ".join(text.split())
 
 
 def _element_line(index: int, element: UIElement) -> str:
-    """``3 toggle: 7:45 AM (on)``: index, kind, text with its whitespace collapsed (a newline
-    in a label cannot break the list apart) and the checked state when the element has one.
-    The text follows a space unquoted, so a word is the same token as in an instruction."""
+    """``3 toggle: 7:45 AM (on)``: index, kind, collapsed text and the checked state when the
+    element has one. The text follows a space unquoted, so a word is the same token as in an
+    instruction."""
     state = "" if element.checked is None else (" (on)" if element.checked else " (off)")
-    return f"{index} {element.kind}: {' '.join(element.text.split())}{state}"
+    return f"{index} {element.kind}: {_collapsed(element.text)}{state}"
 
 
 class ElementReferences:
-    """The first ``limit`` elements of an observation: listed in the prompt, referable by index."""
+    """The first ``limit`` elements of an observation: listed in the prompt, referable by index
+    or by name (``form`` says which the canonical text uses)."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, form: ReferenceForm = "index"):
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
+        if form not in ("index", "name"):
+            raise ValueError(f"form must be 'index' or 'name', got {form!r}")
         self.limit = limit
+        self.form = form
 
     def listed(self, observation: Observation) -> tuple[UIElement, ...]:
         return observation.elements[: self.limit]
@@ -65,20 +95,37 @@ class ElementReferences:
 
     @staticmethod
     def reference_text(index: int) -> str:
-        return f'{_DECISION_MARKER} "action_type": "{_TAP_ELEMENT}", "element": {index}'
+        return f"{_INDEX_PREFIX}{index}"
 
-    def sample_texts(self) -> list[str]:
-        """Every reference text the list can produce (for a tokenizer trained on action texts)."""
-        return [self.reference_text(i) for i in range(self.limit)]
+    @staticmethod
+    def name_text(name: str) -> str:
+        return f"{_NAME_PREFIX} {_collapsed(name)}"
+
+    @staticmethod
+    def fragments() -> list[str]:
+        """The fixed parts of both reference forms (what a tokenizer should keep whole)."""
+        return [_INDEX_PREFIX, _NAME_PREFIX]
+
+    def _name_of(self, index: int, listed: tuple[UIElement, ...]) -> str | None:
+        """The name that refers to ``listed[index]``, or ``None`` when its text does not name
+        it (empty, too long, or read by an element listed before it)."""
+        name = _collapsed(listed[index].text)
+        if not name or len(name.split()) > MAX_NAME_WORDS:
+            return None
+        if any(_collapsed(e.text) == name for e in listed[:index]):
+            return None
+        return name
 
     def canonical_text(self, action: Action, observation: Observation) -> str | None:
         """The reference text of ``action`` on ``observation``, or ``None`` when it is no tap on
         the exact centre of a listed element (it then keeps its AitW text)."""
         if not action.is_tap:
             return None
-        for index, element in enumerate(self.listed(observation)):
+        listed = self.listed(observation)
+        for index, element in enumerate(listed):
             if Action.tap(*tap_point(element)).touch_yx == action.touch_yx:
-                return self.reference_text(index)
+                name = self._name_of(index, listed) if self.form == "name" else None
+                return self.reference_text(index) if name is None else self.name_text(name)
         return None
 
     def parse(self, text: str, observation: Observation) -> Action | None:
@@ -90,11 +137,20 @@ class ElementReferences:
         body = text[marker + len(_DECISION_MARKER) :].strip()
         if _TAP_ELEMENT not in body:
             return None
+        listed = self.listed(observation)
+        named = _NAME_RE.fullmatch(body)
+        if named is not None:
+            name = _collapsed(named.group(1))
+            for element in listed:
+                if _collapsed(element.text) == name:
+                    return Action.tap(*tap_point(element))
+            return Action.invalid(f"no listed element reads {name[:80]!r}")
         match = _REFERENCE_RE.fullmatch(body)
         if match is None:
-            return Action.invalid(f'malformed {_TAP_ELEMENT} (want "element": INDEX)')
+            return Action.invalid(
+                f'malformed {_TAP_ELEMENT} (want "element": INDEX or "name": TEXT)'
+            )
         index = int(match.group(1))
-        listed = self.listed(observation)
         if index >= len(listed):
             return Action.invalid(f"element {index} is not listed ({len(listed)} elements)")
         return Action.tap(*tap_point(listed[index]))

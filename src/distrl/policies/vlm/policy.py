@@ -109,9 +109,13 @@ class VLMPolicy(Policy):
         self.version = 0
         cfg = self.config
         device = resolve_device(cfg)
-        elements = ElementReferences(cfg.element_list_max) if cfg.element_list else None
-        action_texts = elements.sample_texts() if elements is not None else ()
-        base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_texts)
+        elements = (
+            ElementReferences(cfg.element_list_max, cfg.element_reference)
+            if cfg.element_list
+            else None
+        )
+        action_forms = elements.fragments() if elements is not None else ()
+        base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_forms)
         self.model = add_lora(base, cfg)
         self.prompts = PromptBuilder(
             processor,

@@ -8,9 +8,17 @@ Idefics3 or SmolVLM checkpoint does, only with a few hundred thousand parameters
 
 The tokenizer is a byte-level BPE trained in-process on canonical AitW action texts and on the
 texts its caller passes (a run passes its task suites' instructions: the policy package knows no
-task suite), so an action is ~20 tokens instead of ~100 bytes. Both the tokenizer and the weights
-are pure functions of the seed and those texts: every process of a run (learner, workers,
-driver) builds the same base, so only the trainable tensors (LoRA, critic) ever need to travel.
+task suite). It splits text the way the tokenizers of real LLMs do, at word boundaries with the
+leading space kept, so a word is the same token in the instruction, in the element list and in
+a typed text; a model that learns from scratch can then match "Clock" in "Open Clock" to the
+element that reads "Clock" by one token, where a BPE over whole lines had merged "Open " into
+one token and spelled the name as "C", "lo", "ck". Action texts are the exception: their fixed
+parts (``Action Decision: "action_type": "PRESS_BACK", ...``, the text before a tap's
+coordinates or before a typed text, and the caller's own action forms, e.g. element
+references) are kept whole and each becomes one token, so an action is a few tokens, not forty.
+Both the tokenizer and the weights are pure functions of the seed and those texts: every process
+of a run (learner, workers, driver) builds the same base, so only the trainable tensors (LoRA,
+critic) ever need to travel.
 
 >>> model, processor = build_tiny_vlm(seed=0, texts=("open the clock app",))
 >>> 100_000 < sum(p.numel() for p in model.parameters()) < 2_000_000
@@ -19,13 +27,14 @@ True
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
     GenerationConfig,
     Idefics3Config,
@@ -41,7 +50,13 @@ try:  # transformers >= 5 names the torchvision-free image processor explicitly
 except ImportError:  # pragma: no cover - older transformers
     from transformers import Idefics3ImageProcessor as _ImageProcessor
 
-__all__ = ["TINY_IMAGE_SIDE", "build_tiny_vlm", "special_token_ids", "tiny_tokenizer"]
+__all__ = [
+    "TINY_IMAGE_SIDE",
+    "action_fragments",
+    "build_tiny_vlm",
+    "special_token_ids",
+    "tiny_tokenizer",
+]
 
 #: Side of the square image the tiny vision encoder sees (8x8 patches of 8 pixels).
 TINY_IMAGE_SIDE = 64
@@ -49,7 +64,16 @@ _PATCH = 8
 _SCALE_FACTOR = 2
 #: Image tokens per screenshot: (64 / 8)^2 patches, pixel-shuffled by 2 in each direction.
 _IMAGE_SEQ_LEN = (TINY_IMAGE_SIDE // _PATCH) ** 2 // _SCALE_FACTOR**2
-_VOCAB_SIZE = 768
+#: A ceiling, not a size: on the built-in suites' instructions BPE runs out of pairs to merge
+#: at about 2,600 tokens, with every word of them (about 920) one token and every action
+#: fragment one token; at 2,048 a quarter of the words, "Clock" among them, stayed split.
+_VOCAB_SIZE = 3072
+#: Prose splits into words with their leading space, single digits, runs of other marks and
+#: whitespace (GPT-2's pattern, but one token a digit: merged digit runs took 600 of the 2,048
+#: tokens for coordinates, and a number in an instruction is copied digit by digit anyway).
+_WORD_PATTERN = r" ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]+|\s+"
+#: Stands for the typed text in a probe TYPE action (cut out of its fixed parts).
+_TYPED_PROBE = "\u2063"
 _SPECIAL_TOKENS = (
     "<pad>",
     "<s>",
@@ -97,19 +121,61 @@ def _sample_actions(rng: np.random.Generator, words: list[str], count: int) -> l
     return actions
 
 
+def action_fragments(extra: Sequence[str] = ()) -> list[str]:
+    """The fixed parts of action texts, longest first: each action type's canonical text cut
+    where it varies (a tap's or swipe's coordinates, a typed text), plus ``extra`` (the caller's
+    own action forms). Derived from :func:`~distrl.core.action.format_action`, so they follow
+    its format.
+
+    >>> format_action(Action.press_back()) in action_fragments()  # no variable part: whole
+    True
+    >>> action_fragments()[-1]  # the quote that closes a typed text
+    '"'
+    """
+    probes = [
+        Action.press_back(),
+        Action.press_home(),
+        Action.press_enter(),
+        Action.complete(),
+        Action.impossible(),
+        Action.type_text(_TYPED_PROBE),
+        Action.tap(0.25, 0.75),
+    ]
+    fragments: set[str] = set(extra)
+    for probe in probes:
+        # Cut at the typed text and, for a tap, at its coordinates' digits and signs.
+        cut = r"[-\d.]*\d" if probe.is_tap else re.escape(_TYPED_PROBE)
+        fragments.update(part for part in re.split(cut, format_action(probe)) if part)
+    return sorted(fragments, key=lambda fragment: (-len(fragment), fragment))
+
+
+def _pre_tokenizer(fragments: Sequence[str]) -> pre_tokenizers.PreTokenizer:
+    """Action fragments whole, prose at word boundaries (see the module docstring), then bytes
+    mapped to the byte-level alphabet."""
+    alternatives = [re.escape(fragment) for fragment in fragments] + [_WORD_PATTERN]
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex("|".join(alternatives)), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+
+
 @lru_cache(maxsize=4)
-def _trained_tokenizer(seed: int, texts: tuple[str, ...], action_texts: tuple[str, ...]) -> str:
-    """The tokenizer trained on ``texts``, sampled action texts and ``action_texts``, as JSON
-    (cached per process; each caller gets its own copy). Typed texts in the action corpus are
-    drawn from the words of ``texts`` (single letters when there are none)."""
+def _trained_tokenizer(seed: int, texts: tuple[str, ...], extra: tuple[str, ...]) -> str:
+    """The tokenizer trained on ``texts``, sampled action texts and the action fragments (with
+    the caller's ``extra`` ones), as JSON (cached per process; each caller gets its own copy).
+    Typed texts in the action corpus are drawn from the words of ``texts`` (single letters when
+    there are none)."""
     words = sorted({w for text in texts for w in text.split()}) or list(string.ascii_lowercase)
     rng = np.random.default_rng(seed)
+    fragments = action_fragments(extra)
     corpus = list(texts) + [format_action(a) for a in _sample_actions(rng, words, 3000)]
-    # Each extra action form appears as often as a sampled action type, so BPE merges it into
-    # as few tokens as the AitW texts.
-    corpus += list(action_texts) * (3000 // (8 * max(1, len(action_texts))) + 1)
+    # Each fragment appears as often as a sampled action type, so BPE merges every one of them
+    # into a single token.
+    corpus += fragments * (3000 // 8)
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tokenizer.pre_tokenizer = _pre_tokenizer(fragments)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=_VOCAB_SIZE,
@@ -122,12 +188,13 @@ def _trained_tokenizer(seed: int, texts: tuple[str, ...], action_texts: tuple[st
 
 
 def tiny_tokenizer(
-    seed: int = 0, texts: Sequence[str] = (), action_texts: Sequence[str] = ()
+    seed: int = 0, texts: Sequence[str] = (), action_forms: Sequence[str] = ()
 ) -> PreTrainedTokenizerFast:
-    """The in-process trained byte-level BPE (on ``texts``, AitW action texts and the caller's
-    further ``action_texts``, e.g. element references) as a transformers tokenizer (left
-    padding, so that a batch's prompts all end where generation starts)."""
-    trained = _trained_tokenizer(seed, tuple(texts), tuple(action_texts))
+    """The in-process trained byte-level BPE (on ``texts``, AitW action texts and the fixed
+    parts of the caller's further ``action_forms``, e.g. the text before an element reference's
+    index) as a transformers tokenizer (left padding, so that a batch's prompts all end where
+    generation starts)."""
+    trained = _trained_tokenizer(seed, tuple(texts), tuple(action_forms))
     return PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer.from_str(trained),
         bos_token="<s>",
@@ -149,11 +216,11 @@ def special_token_ids(tokenizer: PreTrainedTokenizerFast) -> dict[str, int]:
 
 
 def build_tiny_vlm(
-    seed: int = 0, texts: Sequence[str] = (), action_texts: Sequence[str] = ()
+    seed: int = 0, texts: Sequence[str] = (), action_forms: Sequence[str] = ()
 ) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
     """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor,
-    whose tokenizer is trained on ``texts`` and ``action_texts`` (see :func:`tiny_tokenizer`)."""
-    tokenizer = tiny_tokenizer(seed, texts, action_texts)
+    whose tokenizer is trained on ``texts`` and ``action_forms`` (see :func:`tiny_tokenizer`)."""
+    tokenizer = tiny_tokenizer(seed, texts, action_forms)
     image_processor = _ImageProcessor(
         do_image_splitting=False,
         size={"longest_edge": TINY_IMAGE_SIDE},
