@@ -2,11 +2,11 @@
 # One preset trained with seeds 0, 1 and 2, each run alone on the machine, and each final policy
 # scored on 320 train episodes; the figures behind a results folder. Resumable: a seed whose two
 # JSON files exist is skipped. From the repository root:
-#   bash docs/results/preset_seeds.sh OUT_FOLDER RUN_PREFIX [distrl train/eval options ...]
+#   bash docs/results/preset_seeds.sh OUT_FOLDER RUN_PREFIX PRESET [distrl train/eval options ...]
 # (the options, such as --suite webshop, go to both train and eval; --minutes M to train only).
 set -euo pipefail
-out=$1 prefix=$2
-shift 2
+out=$1 prefix=$2 preset=$3
+shift 3
 train_only=() shared=()
 while (($#)); do
   if [[ $1 == --minutes ]]; then train_only+=("$1" "$2"); shift 2; else shared+=("$1"); shift; fi
@@ -15,9 +15,9 @@ runs=${RUN_ROOT:-/tmp/$prefix-preset-runs}
 for seed in 0 1 2; do
   if [[ -s $out/train-seed$seed.json && -s $out/eval-train-seed$seed.json ]]; then continue; fi
   rm -rf "$runs/$prefix-seed$seed"
-  .venv/bin/distrl train --preset quick "${shared[@]}" "${train_only[@]}" --seed "$seed" --json \
+  .venv/bin/distrl train --preset "$preset" "${shared[@]}" "${train_only[@]}" --seed "$seed" --json \
     --run-root "$runs" --run-name "$prefix-seed$seed" > "$out/train-seed$seed.json.tmp"
   mv "$out/train-seed$seed.json.tmp" "$out/train-seed$seed.json"
-  .venv/bin/distrl eval --preset quick "${shared[@]}" --checkpoint "$runs/$prefix-seed$seed" \
+  .venv/bin/distrl eval --preset "$preset" "${shared[@]}" --checkpoint "$runs/$prefix-seed$seed" \
     --split train --episodes 320 --seed "$seed" --json > "$out/eval-train-seed$seed.json"
 done
