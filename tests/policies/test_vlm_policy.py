@@ -289,3 +289,22 @@ def test_tiny_model_is_the_same_in_every_process() -> None:
     for name, parameter in b.model.named_parameters():
         assert torch.equal(parameter, a_base[name]), name
     assert a.prompts.tokenizer.get_vocab() == b.prompts.tokenizer.get_vocab()
+
+
+def test_a_fully_trained_tiny_model_round_trips_with_its_output_layer_tied(
+    tmp_path: Path,
+) -> None:
+    """With ``lora: false`` (the vlm-quick preset) every weight trains, the embedding among
+    them; the output layer is that same tensor, before a save and after a load."""
+    policy = VLMPolicy(VLMPolicyConfig(tiny=True, lora=False, max_new_tokens=8), INSTRUCTIONS)
+    embedding = policy.model.get_input_embeddings().weight
+    assert policy.model.get_output_embeddings().weight is embedding
+    with torch.no_grad():
+        embedding.add_(torch.randn_like(embedding))
+    policy.save(tmp_path / "policy.pt")
+    loaded = VLMPolicy.load(tmp_path / "policy.pt")
+    assert loaded.model.get_output_embeddings().weight is loaded.model.get_input_embeddings().weight
+    for (name, mine), (_, theirs) in zip(
+        policy.named_parameters(), loaded.named_parameters(), strict=True
+    ):
+        assert torch.equal(mine, theirs), name

@@ -256,6 +256,10 @@ def build_tiny_vlm(
         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
         scale_factor=_SCALE_FACTOR,
         pad_token_id=tokenizer.pad_token_id,
+        # The output layer is the embedding, as in GPT-2 and the small Llamas: writing a token
+        # the prompt holds (a name, a typed text) then reuses the vector that read it, and the
+        # vocabulary costs its parameters once (0.45M parameters in all, not 0.69M).
+        tie_word_embeddings=True,
     )
     # The weights are a function of the seed alone (not of the caller's RNG state), so every
     # process that builds the tiny base holds the same one.
