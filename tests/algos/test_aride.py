@@ -233,3 +233,20 @@ def test_each_head_entropy_is_logged_over_the_steps_where_that_head_had_a_choice
         assert metrics[f"entropy_{head}"] == pytest.approx(float(present.mean()), rel=1e-6)
     # The kind head chooses among 5+ kinds at initialisation: its entropy is well above 0.
     assert 0.5 < metrics["entropy_kind"] <= np.log(len(ACTION_KINDS)) + 1e-6
+
+
+def test_a_ratio_a_rounding_error_above_rho_bar_is_no_truncation() -> None:
+    """Acting and scoring sum the same log-probs in another order, so on-policy rho can read
+    1 + 1e-7; the diagnostic must not count that as the truncation biting (it flaked in CI)."""
+    from distrl.algos.aride import clip_fraction
+
+    config = ARideConfig(policy_objective="clipped_is", rho_bar=1.0, ppo_clip_eps=0.2)
+    advantage = torch.ones(1, 3)
+    on_data = torch.ones(1, 3)
+    assert (
+        clip_fraction(torch.tensor([[1.0 + 1e-7, 1.0, 1.0 - 1e-7]]), advantage, on_data, config)
+        == 0.0
+    )
+    assert clip_fraction(
+        torch.tensor([[1.01, 1.0, 1.0]]), advantage, on_data, config
+    ) == pytest.approx(1 / 3)

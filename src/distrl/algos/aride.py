@@ -136,6 +136,10 @@ def approx_kl(log_ratio: torch.Tensor, on_data: torch.Tensor) -> float:
     return float((log_r.exp() - 1 - log_r).mean())
 
 
+#: Relative slack under which a ratio above ``rho_bar`` counts as rounding, not truncation.
+_RATIO_ROUNDING = 1e-4
+
+
 def clip_fraction(
     rho: torch.Tensor, advantage: torch.Tensor, on_data: torch.Tensor, config: ARideConfig
 ) -> float:
@@ -155,7 +159,9 @@ def clip_fraction(
     if config.policy_objective == "ppo_clip":
         bites = ((advantage > 0) & (rho > 1 + eps)) | ((advantage < 0) & (rho < 1 - eps))
     else:
-        bites = rho > config.rho_bar
+        # A ratio a rounding error above rho_bar (acting and scoring sum the same terms in
+        # another order: rho = 1 + 1e-7 on-policy) changes the gradient by nothing: not a bite.
+        bites = rho > config.rho_bar * (1 + _RATIO_ROUNDING)
         if config.policy_objective == "clipped_is":
             bites = bites | ((advantage < 0) & (rho < 1 - eps))
     return float(bites[chosen].float().mean())
