@@ -45,11 +45,15 @@ __all__ = ["MAX_NAME_WORDS", "ElementReferences", "ReferenceForm"]
 
 _DECISION_MARKER = "Action Decision:"
 _TAP_ELEMENT = "TAP_ELEMENT"
-_INDEX_PREFIX = f'{_DECISION_MARKER} "action_type": "{_TAP_ELEMENT}", "element": '
+#: What follows the decision marker in each form, up to the index or the name; the texts the
+#: policy writes and the patterns the parser reads are both made from these.
+_INDEX_KEY = f'"action_type": "{_TAP_ELEMENT}", "element": '
 #: No space after the colon: the name's first word brings its own, as in the instruction.
-_NAME_PREFIX = f'{_DECISION_MARKER} "action_type": "{_TAP_ELEMENT}", "name":'
-_REFERENCE_RE = re.compile(r'"action_type": "TAP_ELEMENT", "element": (\d{1,4})')
-_NAME_RE = re.compile(r'"action_type": "TAP_ELEMENT", "name": (\S.*)', re.DOTALL)
+_NAME_KEY = f'"action_type": "{_TAP_ELEMENT}", "name":'
+_INDEX_PREFIX = f"{_DECISION_MARKER} {_INDEX_KEY}"
+_NAME_PREFIX = f"{_DECISION_MARKER} {_NAME_KEY}"
+_REFERENCE_RE = re.compile(re.escape(_INDEX_KEY) + r"(\d{1,4})")
+_NAME_RE = re.compile(re.escape(_NAME_KEY) + r" (\S.*)", re.DOTALL)
 #: A longer text (a message, a paragraph) is tapped by index: its name would be a long reply.
 MAX_NAME_WORDS = 6
 
