@@ -29,6 +29,7 @@ from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.base import read_checkpoint
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.runtime.allocator import active_allocator
 from distrl.runtime.checkpoint import (
     CHECKPOINT_LINK,
     POLICY_CHECKPOINT,
@@ -209,6 +210,7 @@ def test_a_checkpoint_resumes_the_same_way_in_both_runtimes(
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["collected"] == summary["stored"] == second.episodes
     assert summary["duplicated"] == 0 and summary["runtime"] == runtime
+    assert summary["allocator"] == active_allocator()  # it moves the learner's speed
 
 
 def test_updates_n_on_the_command_line_makes_exactly_n_updates(

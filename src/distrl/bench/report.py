@@ -105,10 +105,7 @@ def summarise(
         "final_success_ratio": final_ratio,
         "machine": {
             "cpus": os.cpu_count(),
-            "runs": [
-                {key: record.get(key) for key in ("method", "seed", "load_start", "load_end")}
-                for record in records
-            ],
+            "runs": [{key: record.get(key) for key in _MACHINE_KEYS} for record in records],
         },
     }
 
@@ -198,6 +195,9 @@ def _run_figures(record: dict[str, Any], target: float) -> dict[str, Any]:
     }
 
 
+#: What the machine section keeps of each run: what else ran beside it, and its allocator.
+_MACHINE_KEYS = ("method", "seed", "load_start", "load_end", "allocator")
+
 #: What a run's figures copy from its result file as is.
 _RUN_KEYS = (
     "updates",
@@ -207,6 +207,7 @@ _RUN_KEYS = (
     "wall_seconds",
     "load_start",
     "load_end",
+    "allocator",
     "run_dir",
 )
 

@@ -309,6 +309,7 @@ def run_record(
         "wall_seconds": round(wall, 1),
         "load_start": [round(x, 2) for x in load_start],
         "load_end": [round(x, 2) for x in os.getloadavg()],
+        "allocator": result.summary()["allocator"],
         "run_dir": str(result.run_dir),
     }
 

@@ -28,7 +28,7 @@ from distrl.cli.parser import EXIT_USAGE, build_parser, config_overrides, parse
 from distrl.config.loader import ConfigError
 from distrl.errors import InputError, describe_os_error, one_line
 from distrl.logs.stderr import logging_to_stderr
-from distrl.runtime.allocator import return_freed_memory
+from distrl.runtime.allocator import reexecute_with_jemalloc, return_freed_memory
 
 
 def emit_json(payload: object) -> None:
@@ -53,7 +53,16 @@ _HANDLERS: dict[str, tuple[str, str]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit status is returned (0 ok, 2 a foreseeable failure, told in one
-    ``distrl: error:`` line on stderr; 130 interrupted)."""
+    ``distrl: error:`` line on stderr; 130 interrupted).
+
+    Run as the ``distrl`` command (``argv`` None), the process first re-executes itself with
+    jemalloc preloaded where it is installed (:mod:`distrl.runtime.allocator`); a call from
+    Python with its own ``argv`` keeps the caller's allocator."""
+    if argv is None:
+        refused = reexecute_with_jemalloc()  # returns only where this process goes on as it is
+        if refused is not None:
+            print(f"distrl: error: {refused}", file=sys.stderr)
+            return EXIT_USAGE
     return_freed_memory()  # before anything large is allocated, and before Ray starts workers
     parser = build_parser()
     try:

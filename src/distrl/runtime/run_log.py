@@ -22,6 +22,7 @@ from distrl.config.schema import RunConfig
 from distrl.core.task import Task
 from distrl.errors import InputError, first_sentence
 from distrl.policies.base import Policy
+from distrl.runtime.allocator import active_allocator
 from distrl.runtime.checkpoint import (
     CHECKPOINT,
     POLICY_CHECKPOINT,
@@ -68,6 +69,7 @@ class TrainResult:
             "curve": self.curve,
             **self.extra,
             **(self.drops.summary() if self.drops is not None else {}),
+            "allocator": active_allocator(),  # it moves the learner's speed (allocator.py)
             "run_dir": str(self.run_dir),
         }
 
