@@ -58,6 +58,7 @@ from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks
 from distrl.errors import InputError
+from distrl.runtime.allocator import active_allocator
 from distrl.runtime.components import build_policy
 from distrl.runtime.distributed.driver import train_ray
 from distrl.runtime.distributed.session import ray_session
@@ -309,7 +310,7 @@ def run_record(
         "wall_seconds": round(wall, 1),
         "load_start": [round(x, 2) for x in load_start],
         "load_end": [round(x, 2) for x in os.getloadavg()],
-        "allocator": result.summary()["allocator"],
+        "allocator": active_allocator(),  # the bench's processes all inherit this one
         "run_dir": str(result.run_dir),
     }
 

@@ -130,8 +130,7 @@ def reexecute_with_jemalloc() -> str | None:
     os.environ[_REEXECUTED_ENV] = "1"
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
-    return None  # not reached: execv replaced the process
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])  # does not return
 
 
 def return_freed_memory() -> bool:
