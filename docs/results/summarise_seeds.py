@@ -5,6 +5,8 @@ repository root:
     .venv/bin/python docs/results/summarise_seeds.py docs/results/quick-preset "PhoneSim general"
     .venv/bin/python docs/results/summarise_seeds.py docs/results/webshop-preset \
         "PhoneSim webshop, 30 minutes"
+    .venv/bin/python docs/results/summarise_seeds.py docs/results/vlm-quick \
+        "PhoneSim general, tiny VLM" vlm-quick
 """
 
 from __future__ import annotations
@@ -38,15 +40,16 @@ def _mean_se(values: list[float]) -> str:
     return f"{mean:.3f} +- {se:.3f}"
 
 
-def main(folder: Path, suite: str) -> None:
+def main(folder: Path, suite: str, preset: str = "quick") -> None:
     runs = _seeds(folder)
-    print("| seed | start | best periodic | final (320 test) | train (320) | updates | episodes |")
+    print("| seed | start | best periodic | final (test eps.) | train (320) | updates | episodes |")
     print("|---|---|---|---|---|---|---|")
     for seed, train, on_train in runs:
         periodic = [p["success"] for p in train["curve"] if not p.get("final")]
+        final_episodes = next(p["episodes"] for p in train["curve"] if p.get("final"))
         print(
             f"| {seed} | {train['initial_success']:.3f} | {max(periodic):.3f} | "
-            f"{train['final_success']:.3f} +- {train['final_success_se']:.3f} | "
+            f"{train['final_success']:.3f} +- {train['final_success_se']:.3f} ({final_episodes}) | "
             f"{on_train['success_rate']:.3f} | {train['updates']} | {train['episodes']} |"
         )
     if runs:
@@ -68,9 +71,9 @@ def main(folder: Path, suite: str) -> None:
             capsize=2,
             label=f"seed {seed}",
         )
-    axes.set_xlabel("training minutes (the last point: the final policy, 320 test episodes)")
+    axes.set_xlabel("training minutes (the last point: the final policy, on more test episodes)")
     axes.set_ylabel("greedy test success")
-    axes.set_title(f"distrl train --preset quick ({suite}), 2 CPU cores")
+    axes.set_title(f"distrl train --preset {preset} ({suite}), 2 CPU cores")
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
     axes.legend()
@@ -79,6 +82,6 @@ def main(folder: Path, suite: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: summarise_seeds.py FOLDER SUITE_LABEL")
-    main(Path(sys.argv[1]), sys.argv[2])
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: summarise_seeds.py FOLDER SUITE_LABEL [PRESET]")
+    main(Path(sys.argv[1]), *sys.argv[2:])
