@@ -7,12 +7,12 @@
 #   bash docs/results/miniwob-bench/run.sh [SEED ...]     (default: seeds 0 1 2)
 set -euo pipefail
 out=docs/results/miniwob-bench
-for seed in "${@:-0 1 2}"; do
-  for s in $seed; do
-    [[ -s $out/bench-miniwob-seed$s.json ]] && continue
-    .venv/bin/distrl bench miniwob --methods both --seed "$s" --json \
-      --run-root /tmp/miniwob-bench-runs \
-      curriculum.enabled=true success_replay.share=0.1 > "$out/bench-miniwob-seed$s.json.tmp"
-    mv "$out/bench-miniwob-seed$s.json.tmp" "$out/bench-miniwob-seed$s.json"
-  done
+seeds=("$@")
+((${#seeds[@]})) || seeds=(0 1 2)
+for s in "${seeds[@]}"; do
+  [[ -s $out/bench-miniwob-seed$s.json ]] && continue
+  .venv/bin/distrl bench miniwob --methods both --seed "$s" --json \
+    --run-root /tmp/miniwob-bench-runs \
+    curriculum.enabled=true success_replay.share=0.1 > "$out/bench-miniwob-seed$s.json.tmp"
+  mv "$out/bench-miniwob-seed$s.json.tmp" "$out/bench-miniwob-seed$s.json"
 done
