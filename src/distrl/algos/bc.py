@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from distrl.algos.copy_augmentation import CopySwap
 from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.trajectory import Trajectory
@@ -35,9 +36,11 @@ def behaviour_clone(
     batch_size: int,
     lr: float,
     seed: int,
+    augment: CopySwap | None = None,
 ) -> list[float]:
     """Fit ``policy`` to the successful demonstrations' steps for ``steps`` Adam steps; returns
-    the loss curve. Failed demonstrations are left out (filtered BC)."""
+    the loss curve. Failed demonstrations are left out (filtered BC). ``augment`` rewrites each
+    drawn step (copy augmentation, :mod:`distrl.algos.copy_augmentation`)."""
     pairs = [(s.observation, s.action) for t in demonstrations if t.success for s in t.steps]
     if not pairs:
         raise ValueError("no successful demonstration to clone")
@@ -46,6 +49,8 @@ def behaviour_clone(
     losses = []
     for _ in range(steps):
         batch = [pairs[i] for i in rng.integers(len(pairs), size=min(batch_size, len(pairs)))]
+        if augment is not None:
+            batch = [augment(observation, action, rng) for observation, action in batch]
         loss = bc_loss(policy, batch)
         optimizer.zero_grad()
         loss.backward()

@@ -692,6 +692,14 @@ class TrainConfig(ConfigSection):
         default=64, ge=1, le=65_536, description="Steps per behaviour-cloning batch."
     )
     bc_lr: float = Field(default=1e-3, gt=0, le=1.0, description="Behaviour-cloning learning rate.")
+    bc_copy_augmentation: float = _probability(
+        0.0,
+        "Share of cloned steps whose words copied from the instruction (a name tapped, a text "
+        "typed) are swapped for other words of the demonstrations, in the instruction, the "
+        "element list and the action alike, so a small model learns to copy instead of "
+        "memorising the train split's names. The screenshot keeps the original word: for "
+        "models that read the element list, not the pixels (0: off).",
+    )
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 from distrl.algos.bc import behaviour_clone
+from distrl.algos.copy_augmentation import CopySwap, word_pool
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
 from distrl.core.task import Task
@@ -78,6 +79,11 @@ def warm_start(
             command=DEMOS_COMMAND,
             screenshots=reads_screenshots(policy),  # 400 demos of screens were 2.1 GB
         )
+    augment = None
+    if cfg.train.bc_copy_augmentation > 0:
+        pool = word_pool(step.observation for t in demonstrations for step in t.steps)
+        augment = CopySwap(pool, cfg.train.bc_copy_augmentation)
+        log.info("copy augmentation: %d replacement words", len(pool))
     losses = behaviour_clone(
         policy,
         demonstrations,
@@ -85,6 +91,7 @@ def warm_start(
         batch_size=cfg.train.bc_batch_size,
         lr=cfg.train.bc_lr,
         seed=derive_seed(cfg.seed, Stream.CLONING),
+        augment=augment,
     )
     if losses:  # whether cloning took is the first thing to check when a warm start is weak
         first, last = losses[:_LOSS_SPAN], losses[-_LOSS_SPAN:]
