@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 18's ablations on the MiniWoB++ bench: the bench's own setting (22 tasks from scratch,
+# 30 minutes, 4 browsers, 20 greedy test episodes per task) with one mechanism switched off per
+# arm. The arm with every mechanism on is the bench itself (docs/results/miniwob-bench).
+# Each run alone on the machine; a run whose JSON exists is skipped, so the script resumes
+# where it stopped (a run is not resumable: a stopped one leaves only a .tmp to delete).
+# Seed 0 of every arm first, then seed 1, then seed 2. From the repository root:
+#   bash docs/results/miniwob-ablation/run.sh [SEED ...]     (default: seeds 0 1 2)
+set -euo pipefail
+out=docs/results/miniwob-ablation
+seeds=("$@")
+((${#seeds[@]})) || seeds=(0 1 2)
+declare -A arms=(
+  [no-curriculum]="--methods both curriculum.enabled=false success_replay.share=0.1"
+  [no-success-replay]="--methods both curriculum.enabled=true success_replay.share=0"
+  [no-candidate-prior]="--methods novelty curriculum.enabled=true success_replay.share=0.1"
+  [no-novelty]="--methods candidate_prior curriculum.enabled=true success_replay.share=0.1"
+)
+order=(no-candidate-prior no-novelty no-curriculum no-success-replay)
+for s in "${seeds[@]}"; do
+  for arm in "${order[@]}"; do
+    json=$out/$arm-seed$s.json
+    [[ -s $json ]] && continue
+    # shellcheck disable=SC2086  # the arm's words are separate arguments
+    .venv/bin/distrl bench miniwob --seed "$s" --json --run-root /tmp/miniwob-ablation-runs \
+      ${arms[$arm]} > "$json.tmp"
+    mv "$json.tmp" "$json"
+  done
+done

@@ -1,0 +1,61 @@
+"""The MiniWoB++ ablation table from the runs run.sh wrote, beside the bench's own seeds (every
+mechanism on): per arm, each seed's mean test success over the 22 tasks, the mean over seeds
+with its standard error, and the mean over the typing tasks. An arm with fewer than three seeds
+is marked: it is not yet a comparison. From the repository root:
+
+    .venv/bin/python docs/results/miniwob-ablation/summarise.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+BENCH = FOLDER.parent / "miniwob-bench"
+ARMS = ("all on", "no-candidate-prior", "no-novelty", "no-curriculum", "no-success-replay")
+#: The default set's tasks that need text typed from the instruction.
+TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
+SEEDS_FOR_A_COMPARISON = 3
+
+
+def _runs(arm: str) -> dict[int, dict]:
+    """Seed -> the bench JSON of ``arm``."""
+    folder, stem = (BENCH, "bench-miniwob") if arm == "all on" else (FOLDER, arm)
+    runs = {}
+    for path in folder.glob(f"{stem}-seed*.json"):
+        match = re.fullmatch(rf"{re.escape(stem)}-seed(\d+)\.json", path.name)
+        if match:
+            runs[int(match.group(1))] = json.loads(path.read_text())
+    return runs
+
+
+def _mean_se(values: list[float]) -> str:
+    if len(values) < 2:
+        return f"{values[0]:.3f}" if values else "-"
+    se = statistics.stdev(values) / len(values) ** 0.5
+    return f"{statistics.fmean(values):.3f} +- {se:.3f}"
+
+
+def main() -> None:
+    print("| arm | seed 0 | seed 1 | seed 2 | mean +- s.e. | typing tasks, mean over seeds |")
+    print("|---|---|---|---|---|---|")
+    for arm in ARMS:
+        runs = _runs(arm)
+        cells = [f"{runs[s]['mean_success']:.3f}" if s in runs else "-" for s in (0, 1, 2)]
+        means = [run["mean_success"] for run in runs.values()]
+        typing = [
+            statistics.fmean(run["per_task"][task] for task in TYPING if task in run["per_task"])
+            for run in runs.values()
+        ]
+        note = "" if len(runs) >= SEEDS_FOR_A_COMPARISON else f" ({len(runs)} seed(s): not yet)"
+        print(
+            f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | "
+            f"{_mean_se(typing) if typing else '-'} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
