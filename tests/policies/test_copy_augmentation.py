@@ -97,8 +97,8 @@ def test_the_vlm_clones_swapped_steps_whose_target_names_the_new_word(
     renamed = 0
     for observation, action in zip(demo.observations, demo.actions, strict=True):
         copied = copied_words(observation, action)
-        swapped, same = swap(observation, action, rng)
-        text = policy.prompts.action_text(same, swapped)
+        swapped, swapped_action = swap(observation, action, rng)
+        text = policy.prompts.action_text(swapped_action, swapped)
         if copied:
             renamed += 1
             assert not any(word in text.lower() for word in copied), text

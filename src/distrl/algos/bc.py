@@ -7,16 +7,18 @@ solves some tasks and fails many (the "weak warm start").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
-from distrl.algos.copy_augmentation import CopySwap
 from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.core.trajectory import Trajectory
 from distrl.policies.base import Policy
+
+#: Rewrites one cloned (observation, action) step with the cloning RNG.
+StepAugment = Callable[[Observation, Action, np.random.Generator], tuple[Observation, Action]]
 
 
 def bc_loss(policy: Policy, pairs: Sequence[tuple[Observation, Action]]) -> torch.Tensor:
@@ -36,11 +38,11 @@ def behaviour_clone(
     batch_size: int,
     lr: float,
     seed: int,
-    augment: CopySwap | None = None,
+    augment: StepAugment | None = None,
 ) -> list[float]:
     """Fit ``policy`` to the successful demonstrations' steps for ``steps`` Adam steps; returns
     the loss curve. Failed demonstrations are left out (filtered BC). ``augment`` rewrites each
-    drawn step (copy augmentation, :mod:`distrl.algos.copy_augmentation`)."""
+    drawn step with the cloning RNG (e.g. :class:`~distrl.algos.copy_augmentation.CopySwap`)."""
     pairs = [(s.observation, s.action) for t in demonstrations if t.success for s in t.steps]
     if not pairs:
         raise ValueError("no successful demonstration to clone")

@@ -11,7 +11,7 @@ the previous actions and in the action itself, keeps the step correct while the 
 changes from one batch to the next: the only way left to fit the data is to copy.
 
 Generic by construction: a word counts as copied when it is in the instruction and in the action
-(a typed text, or the text of an element the tap lands on); there is no task-specific code. The
+(a typed text, or the text of the element the tap lands on); there is no task-specific code. The
 replacement words are drawn from the demonstrations' own instructions (what the train split
 shows), never from elsewhere.
 
@@ -30,7 +30,8 @@ from dataclasses import replace
 import numpy as np
 
 from distrl.core.action import Action, ActionType
-from distrl.core.observation import Observation, UIElement
+from distrl.core.observation import Observation
+from distrl.policies.features import resolve_tap
 
 __all__ = ["CopySwap", "copied_words", "word_pool"]
 
@@ -65,21 +66,17 @@ def word_pool(observations: Iterable[Observation]) -> list[str]:
     return sorted(pool)
 
 
-def _tapped_elements(observation: Observation, action: Action) -> list[UIElement]:
-    """The listed elements a tap lands on (none for any other action)."""
-    if not action.is_tap:
-        return []
-    y, x = action.touch_yx
-    return [element for element in observation.elements if element.contains(y, x)]
-
-
 def copied_words(observation: Observation, action: Action) -> list[str]:
     """The words of the instruction that ``action`` writes (lower case): in its typed text, or in
-    the text of an element it taps (sorted, so a seeded swap is reproducible)."""
+    the text of the element it taps (the topmost under the point, as the device's hit test picks
+    it); sorted, so a seeded swap is reproducible."""
     if action.action_type == ActionType.TYPE:
         written = _words(action.text)
     else:
-        written = set().union(*(_words(e.text) for e in _tapped_elements(observation, action)))
+        index = resolve_tap(observation.elements, *action.touch_yx) if action.is_tap else None
+        if index is None:
+            return []
+        written = _words(observation.elements[index].text)
     return sorted(written & _words(observation.instruction))
 
 
