@@ -6,6 +6,7 @@
 # where it stopped (a run is not resumable: a stopped one leaves only a .tmp to delete).
 # Seed 0 of every arm first, then seed 1, then seed 2. From the repository root:
 #   bash docs/results/miniwob-ablation/run.sh [SEED ...]     (default: seeds 0 1 2)
+# ARMS="no-curriculum no-novelty" runs only those arms (default: all four, in the order below).
 set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
@@ -16,7 +17,10 @@ declare -A arms=(
   [no-candidate-prior]="--methods novelty curriculum.enabled=true success_replay.share=0.1"
   [no-novelty]="--methods candidate_prior curriculum.enabled=true success_replay.share=0.1"
 )
-order=(no-candidate-prior no-novelty no-curriculum no-success-replay)
+read -ra order <<< "${ARMS:-no-candidate-prior no-novelty no-curriculum no-success-replay}"
+for arm in "${order[@]}"; do
+  [[ -v "arms[$arm]" ]] || { echo "ARMS: no arm named '$arm' (${!arms[*]})" >&2; exit 2; }
+done
 for s in "${seeds[@]}"; do
   for arm in "${order[@]}"; do
     json=$out/$arm-seed$s.json

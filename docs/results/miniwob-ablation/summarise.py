@@ -1,6 +1,9 @@
 """The MiniWoB++ ablation table from the runs run.sh wrote, beside the bench's own seeds (every
 mechanism on): per arm, each seed's mean test success over the 22 tasks, the mean over seeds
-with its standard error, and the mean over the typing tasks. An arm with fewer than three seeds
+with its standard error, its difference from the bench on the same seeds (mean and standard
+error of the per-seed differences), the mean over the typing tasks, and the mean number of
+learner updates (every run has the same 30 minutes; an arm that draws long, failing episodes
+more often makes fewer). An arm with fewer than three seeds
 is marked: it is not yet a comparison. From the repository root:
 
     .venv/bin/python docs/results/miniwob-ablation/summarise.py
@@ -40,20 +43,34 @@ def _mean_se(values: list[float]) -> str:
 
 
 def main() -> None:
-    print("| arm | seed 0 | seed 1 | seed 2 | mean +- s.e. | typing tasks, mean over seeds |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| arm | seed 0 | seed 1 | seed 2 | mean +- s.e. | minus all on, paired by seed "
+        "| typing tasks, mean over seeds | updates, mean |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    all_on = _runs("all on")
     for arm in ARMS:
         runs = _runs(arm)
         cells = [f"{runs[s]['mean_success']:.3f}" if s in runs else "-" for s in (0, 1, 2)]
         means = [run["mean_success"] for run in runs.values()]
+        paired = [
+            run["mean_success"] - all_on[seed]["mean_success"]
+            for seed, run in runs.items()
+            if seed in all_on
+        ]
         typing = [
             statistics.fmean(run["per_task"][task] for task in TYPING if task in run["per_task"])
             for run in runs.values()
         ]
+        updates = statistics.fmean(run["updates"] for run in runs.values()) if runs else None
         note = "" if len(runs) >= SEEDS_FOR_A_COMPARISON else f" ({len(runs)} seed(s): not yet)"
+        difference = _mean_se(paired) if arm != "all on" and paired else "-"
+        if difference != "-" and not difference.startswith("-"):
+            difference = f"+{difference}"
         print(
-            f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | "
-            f"{_mean_se(typing) if typing else '-'} |"
+            f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | {difference} | "
+            f"{_mean_se(typing) if typing else '-'} | "
+            f"{'-' if updates is None else f'{updates:,.0f}'} |"
         )
 
 
