@@ -975,6 +975,18 @@ class VLMPolicyConfig(ConfigSection):
         le=2**32 - 1,
         description="Seed of the tiny base's weights and of the new LoRA/critic.",
     )
+    tiny_width: int = Field(
+        default=96,
+        ge=8,
+        le=4096,
+        multiple_of=8,
+        description="Width (hidden size) of the tiny model's language model, a multiple of 8 "
+        "(4 attention heads of an even size); 96 gives 0.45M parameters with the built-in "
+        "suites' vocabulary, most of them the embedding.",
+    )
+    tiny_layers: int = Field(
+        default=2, ge=1, le=64, description="Decoder layers of the tiny model's language model."
+    )
     lora: bool = Field(default=True, description="Train LoRA adapters (off: train every weight).")
     lora_r: int = Field(default=8, ge=1, le=1024, description="LoRA rank.")
     lora_alpha: float = Field(

@@ -104,7 +104,13 @@ def load_backbone(
     policy's own ``action_forms`` whole."""
     dtype = resolve_dtype(config, device)
     if config.tiny:
-        model, processor = build_tiny_vlm(config.seed, tokenizer_texts, action_forms)
+        model, processor = build_tiny_vlm(
+            config.seed,
+            tokenizer_texts,
+            action_forms,
+            width=config.tiny_width,
+            layers=config.tiny_layers,
+        )
         model = model.to(dtype)
     elif config.path is not None:
         model, processor = _from_path(config.path, dtype)

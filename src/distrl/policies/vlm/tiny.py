@@ -52,12 +52,21 @@ except ImportError:  # pragma: no cover - older transformers
 
 __all__ = [
     "TINY_IMAGE_SIDE",
+    "TINY_LAYERS",
+    "TINY_WIDTH",
     "action_fragments",
     "build_tiny_vlm",
     "special_token_ids",
     "tiny_tokenizer",
 ]
 
+#: The language model's default size: 96 wide, 2 layers (0.45M parameters with the built-in
+#: suites' tokenizer; ``policy.vlm.tiny_width`` and ``tiny_layers`` choose another).
+TINY_WIDTH = 96
+TINY_LAYERS = 2
+#: Attention heads of the language model (half as many key-value heads); a head's size,
+#: width / heads, must be even for the rotary position embedding.
+_HEADS = 4
 #: Side of the square image the tiny vision encoder sees (8x8 patches of 8 pixels).
 TINY_IMAGE_SIDE = 64
 _PATCH = 8
@@ -216,10 +225,24 @@ def special_token_ids(tokenizer: PreTrainedTokenizerFast) -> dict[str, int]:
 
 
 def build_tiny_vlm(
-    seed: int = 0, texts: Sequence[str] = (), action_forms: Sequence[str] = ()
+    seed: int = 0,
+    texts: Sequence[str] = (),
+    action_forms: Sequence[str] = (),
+    *,
+    width: int = TINY_WIDTH,
+    layers: int = TINY_LAYERS,
 ) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
     """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor,
-    whose tokenizer is trained on ``texts`` and ``action_forms`` (see :func:`tiny_tokenizer`)."""
+    whose tokenizer is trained on ``texts`` and ``action_forms`` (see :func:`tiny_tokenizer`).
+
+    ``width`` and ``layers`` size the language model (4 attention heads, 2 key-value heads, an
+    MLP twice as wide); the vision encoder stays as small as it is, since the element list, not
+    the pixels, carries what the policy reads."""
+    if width % (2 * _HEADS) or width <= 0 or layers <= 0:
+        raise ValueError(
+            f"a tiny model needs a width that is a positive multiple of {2 * _HEADS} (got "
+            f"{width}) and at least one layer (got {layers})"
+        )
     tokenizer = tiny_tokenizer(seed, texts, action_forms)
     image_processor = _ImageProcessor(
         do_image_splitting=False,
@@ -245,11 +268,11 @@ def build_tiny_vlm(
         text_config={
             "model_type": "llama",
             "vocab_size": len(tokenizer),
-            "hidden_size": 96,
-            "intermediate_size": 192,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
+            "hidden_size": width,
+            "intermediate_size": 2 * width,
+            "num_hidden_layers": layers,
+            "num_attention_heads": _HEADS,
+            "num_key_value_heads": _HEADS // 2,
             "max_position_embeddings": 1024,
             **ids,
         },
