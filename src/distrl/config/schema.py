@@ -979,7 +979,7 @@ class VLMPolicyConfig(ConfigSection):
         default=96,
         ge=8,
         le=4096,
-        multiple_of=8,
+        multiple_of=8,  # 4 heads, each of an even size (rotary embedding)
         description="Width (hidden size) of the tiny model's language model, a multiple of 8 "
         "(4 attention heads of an even size); 96 gives 0.45M parameters with the built-in "
         "suites' vocabulary, most of them the embedding.",
