@@ -35,11 +35,12 @@ def _runs(arm: str) -> dict[int, dict]:
     return runs
 
 
-def _mean_se(values: list[float]) -> str:
+def _mean_se(values: list[float], sign: str = "") -> str:
+    """Mean and standard error as table text (``sign="+"``: a difference, signed either way)."""
     if len(values) < 2:
-        return f"{values[0]:.3f}" if values else "-"
+        return f"{values[0]:{sign}.3f}" if values else "-"
     se = statistics.stdev(values) / len(values) ** 0.5
-    return f"{statistics.fmean(values):.3f} +- {se:.3f}"
+    return f"{statistics.fmean(values):{sign}.3f} +- {se:.3f}"
 
 
 def main() -> None:
@@ -64,9 +65,7 @@ def main() -> None:
         ]
         updates = statistics.fmean(run["updates"] for run in runs.values()) if runs else None
         note = "" if len(runs) >= SEEDS_FOR_A_COMPARISON else f" ({len(runs)} seed(s): not yet)"
-        difference = _mean_se(paired) if arm != "all on" and paired else "-"
-        if difference != "-" and not difference.startswith("-"):
-            difference = f"+{difference}"
+        difference = _mean_se(paired, sign="+") if arm != "all on" else "-"
         print(
             f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | {difference} | "
             f"{_mean_se(typing) if typing else '-'} | "
