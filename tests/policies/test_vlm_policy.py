@@ -292,19 +292,19 @@ def test_tiny_model_is_the_same_in_every_process() -> None:
 
 
 def test_the_tiny_model_is_sized_by_its_config(
-    observations: list[Observation], tmp_path: Path
+    policy: VLMPolicy, observations: list[Observation], tmp_path: Path
 ) -> None:
-    config = VLMPolicyConfig(tiny=True, tiny_width=128, tiny_layers=3, max_new_tokens=8)
-    policy = VLMPolicy(config, INSTRUCTIONS)
-    text = policy.model.config.get_text_config()
-    assert (text.hidden_size, text.intermediate_size, text.num_hidden_layers) == (128, 256, 3)
-    default = VLMPolicy(TINY, INSTRUCTIONS).model.config.get_text_config()
+    default = policy.model.config.get_text_config()  # the module's policy: the default size
     assert (default.hidden_size, default.num_hidden_layers) == (96, 2)
-    out = policy.act(observations[:2], generator=torch.Generator().manual_seed(0))
-    scores = policy.score_actions(observations[:2], out.actions)
+    config = VLMPolicyConfig(tiny=True, tiny_width=128, tiny_layers=3, max_new_tokens=8)
+    sized = VLMPolicy(config, INSTRUCTIONS)
+    text = sized.model.config.get_text_config()
+    assert (text.hidden_size, text.intermediate_size, text.num_hidden_layers) == (128, 256, 3)
+    out = sized.act(observations[:2], generator=torch.Generator().manual_seed(0))
+    scores = sized.score_actions(observations[:2], out.actions)
     assert torch.allclose(out.logprobs, scores.logprobs.detach(), atol=1e-4)
     # A checkpoint rebuilds the base at its own size.
-    policy.save(tmp_path / "policy.pt")
+    sized.save(tmp_path / "policy.pt")
     loaded = load_policy(tmp_path / "policy.pt")
     assert loaded.model.config.get_text_config().num_hidden_layers == 3
     again = loaded.score_actions(observations[:2], out.actions)
