@@ -21,8 +21,10 @@ HISTORIES = {
 }
 
 
-def _curriculum(floor: float = 0.2) -> TaskCurriculum:
-    cfg = CurriculumConfig(enabled=True, window=10, min_episodes=4, floor=floor)
+def _curriculum(floor: float = 0.2, unsolved_score: float = 0.0) -> TaskCurriculum:
+    cfg = CurriculumConfig(
+        enabled=True, window=10, min_episodes=4, floor=floor, unsolved_score=unsolved_score
+    )
     curriculum = TaskCurriculum(HISTORIES, cfg)
     for family, outcomes in HISTORIES.items():
         curriculum.record((family, bool(o)) for o in outcomes)
@@ -55,6 +57,19 @@ def test_probabilities_by_hand_with_the_floor() -> None:
     assert sum(probabilities.values()) == pytest.approx(1.0)
     # floor 1: uniform over families whatever the history.
     assert _curriculum(floor=1.0).probabilities() == pytest.approx(dict.fromkeys(HISTORIES, 0.2))
+
+
+def test_unsolved_families_keep_their_score_above_the_floor() -> None:
+    # Only a window without a success takes unsolved_score; a new family still scores 1.
+    assert family_score(HISTORIES["hopeless"], 4, unsolved_score=0.5) == 0.5
+    assert family_score(HISTORIES["solved"], 4, unsolved_score=0.5) == 0.0
+    assert family_score(HISTORIES["changing"], 4, unsolved_score=0.5) == pytest.approx(0.56)
+    assert family_score([0, 0], 4, unsolved_score=0.5) == 1.0
+    probabilities = _curriculum(unsolved_score=0.5).probabilities()
+    total = 0.5 + 0.96 + 0.56 + 1.0
+    assert probabilities["hopeless"] == pytest.approx(0.2 / 5 + 0.8 * 0.5 / total)
+    assert probabilities["solved"] == pytest.approx(0.2 / 5)
+    assert sum(probabilities.values()) == pytest.approx(1.0)
 
 
 def test_every_family_solved_or_hopeless_draws_uniformly() -> None:

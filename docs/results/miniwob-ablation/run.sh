@@ -6,7 +6,9 @@
 # where it stopped (a run is not resumable: a stopped one leaves only a .tmp to delete).
 # Seed 0 of every arm first, then seed 1, then seed 2. From the repository root:
 #   bash docs/results/miniwob-ablation/run.sh [SEED ...]     (default: seeds 0 1 2)
-# ARMS="no-curriculum no-novelty" runs only those arms (default: all four, in the order below).
+# ARMS="no-curriculum no-novelty" runs only those arms (default: the four ablations, in the
+# order below). ARMS=curriculum-unsolved runs a variant, not an ablation: every mechanism on, and
+# curriculum families without a success in their window keep score 0.5 (docs/design.md §7.13).
 set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
@@ -16,6 +18,7 @@ declare -A arms=(
   [no-success-replay]="--methods both curriculum.enabled=true success_replay.share=0"
   [no-candidate-prior]="--methods novelty curriculum.enabled=true success_replay.share=0.1"
   [no-novelty]="--methods candidate_prior curriculum.enabled=true success_replay.share=0.1"
+  [curriculum-unsolved]="--methods both curriculum.enabled=true curriculum.unsolved_score=0.5 success_replay.share=0.1"
 )
 read -ra order <<< "${ARMS:-no-candidate-prior no-novelty no-curriculum no-success-replay}"
 for arm in "${order[@]}"; do

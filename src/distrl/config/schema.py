@@ -762,6 +762,15 @@ class CurriculumConfig(ConfigSection):
         description="Share of draws spread uniformly over every family, so that no family is "
         "forgotten (each gets at least floor / families; 1: uniform over families).",
     )
+    # Not a floor: it weighs unsolved families against the others inside the (1 - floor) share.
+    unsolved_score: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Score of a family with no success in its window (0: like a solved one, "
+        "drawn only at the floor). Above 0 keeps families the policy has not solved yet in the "
+        "draws, for tasks whose first success takes many attempts (typing from scratch).",
+    )
 
 
 class SuccessReplayConfig(ConfigSection):

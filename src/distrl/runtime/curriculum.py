@@ -11,7 +11,10 @@ last ``window`` finished train episodes, oldest first, and scores each family by
 where ``p`` is the window's success rate and ``p_early``/``p_late`` those of its older and newer
 halves (the middle outcome of an odd window belongs to neither): 1 at 50 % success or where
 success is moving, 0 for a family steadily solved or steadily failed. A family with fewer than
-``min_episodes`` outcomes scores 1, so every family is tried early. The draw probabilities are
+``min_episodes`` outcomes scores 1, so every family is tried early. A family with no success in
+its window scores ``unsolved_score`` (default 0) instead of 0: a family whose first success is
+rare (a typing task found by exploration) then keeps being drawn above the floor, where a
+hopeless one at 0 would get only ``floor / F`` of the draws. The draw probabilities are
 
     q_f = floor / F + (1 - floor) * score_f / sum(score)    (uniform when every score is 0)
 
@@ -37,13 +40,17 @@ from distrl.envs.task_sets import task_family
 Outcome = tuple[str, bool]
 
 
-def family_score(outcomes: Sequence[bool], min_episodes: int) -> float:
+def family_score(
+    outcomes: Sequence[bool], min_episodes: int, unsolved_score: float = 0.0
+) -> float:
     """A family's learning-progress score in [0, 1] from its outcomes, oldest first (see the
     module docstring)."""
     count = len(outcomes)
     if count < max(min_episodes, 1):
         return 1.0
     rate = sum(outcomes) / count
+    if rate == 0.0:
+        return unsolved_score
     half = count // 2
     change = abs(sum(outcomes[count - half :]) - sum(outcomes[:half])) / half if half else 0.0
     return min(1.0, 4.0 * rate * (1.0 - rate) + change)
@@ -88,7 +95,7 @@ class TaskCurriculum:
     def probabilities(self) -> dict[str, float]:
         """Each family's share of the next draws (they sum to 1)."""
         scores = {
-            family: family_score(list(window), self.cfg.min_episodes)
+            family: family_score(list(window), self.cfg.min_episodes, self.cfg.unsolved_score)
             for family, window in self.windows.items()
         }
         total = sum(scores.values())
