@@ -40,9 +40,7 @@ from distrl.envs.task_sets import task_family
 Outcome = tuple[str, bool]
 
 
-def family_score(
-    outcomes: Sequence[bool], min_episodes: int, unsolved_score: float = 0.0
-) -> float:
+def family_score(outcomes: Sequence[bool], min_episodes: int, unsolved_score: float = 0.0) -> float:
     """A family's learning-progress score in [0, 1] from its outcomes, oldest first (see the
     module docstring)."""
     count = len(outcomes)
