@@ -54,7 +54,7 @@ def test_a_bench_run_is_from_scratch_and_its_seed_wins_over_the_overrides() -> N
 def test_several_seeds_average_per_method() -> None:
     def run(method: str, seed: int, click: float, enter: float) -> BenchRun:
         per_task = {"click-test": click, "enter-text": enter}
-        return BenchRun(method, seed, per_task, 1.0, 10, 20, 2.0, "runs/x")
+        return BenchRun(method, seed, per_task, 1.0, 10, 20, 2.0, "runs/x", train_episodes={})
 
     runs = [run("none", 0, 1.0, 0.0), run("none", 1, 0.5, 0.0), run("both", 0, 1.0, 0.5)]
     by_method = _by_method(runs)
@@ -85,3 +85,8 @@ def test_bench_miniwob_json_on_a_tiny_real_run(
     assert summary["test_episodes_per_task"] == 2 and summary["budget_minutes"] == 0.05
     assert isinstance(summary["updates"], int) and summary["minutes"] >= 0
     assert summary["command"].startswith("distrl ") and Path(summary["run_dir"]).is_dir()
+    # Every stored training episode is counted under its task, none twice.
+    drawn = summary["train_episodes"]
+    assert set(drawn) <= {"click-test", "focus-text"}
+    assert sum(task["episodes"] for task in drawn.values()) == summary["episodes"]
+    assert all(0 <= task["successes"] <= task["episodes"] for task in drawn.values())

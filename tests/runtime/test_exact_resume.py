@@ -210,6 +210,10 @@ def test_a_checkpoint_resumes_the_same_way_in_both_runtimes(
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["collected"] == summary["stored"] == second.episodes
     assert summary["duplicated"] == 0 and summary["runtime"] == runtime
+    # Per family, over both sessions: every stored episode once, successes among them.
+    families = summary["episodes_by_family"].values()
+    assert sum(family["episodes"] for family in families) == second.episodes
+    assert all(0 <= family["successes"] <= family["episodes"] for family in families)
     assert summary["allocator"] == active_allocator()  # it moves the learner's speed
 
 

@@ -315,6 +315,19 @@ def test_load_limit_and_iteration_keep_append_order(tmp_path: Path) -> None:
         store.load(limit=-1)
 
 
+def test_task_outcomes_read_each_trajectory_once_across_shards(tmp_path: Path) -> None:
+    rng = np.random.default_rng(RNG_SEED)
+    # A many-row trajectory (steps and a final row), a one-step one and an empty one, each
+    # in its own shard.
+    failed = replace(small_trajectory(rng, "c"), steps=[], success=False)
+    written = [make_trajectory(rng, "a"), small_trajectory(rng, "b"), failed]
+    store = TrajectoryStore(tmp_path, shard_max_trajectories=1)
+    store.append(written[:2])
+    store.append(written[2:])
+    assert len(store.shard_paths()) == 2
+    assert store.task_outcomes() == [(t.task, t.success) for t in written]
+
+
 def test_failed_write_leaves_no_shard_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

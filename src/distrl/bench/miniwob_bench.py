@@ -173,6 +173,8 @@ class BenchRun:
     #: The whole run, training and evaluations included.
     wall_minutes: float
     run_dir: str
+    #: Training episodes and successes per task (where the draws went, what came of them).
+    train_episodes: dict[str, dict[str, int]]
 
     def summary(self) -> dict[str, object]:
         return {
@@ -182,6 +184,7 @@ class BenchRun:
             "updates": self.updates,
             "episodes": self.episodes,
             "wall_minutes": self.wall_minutes,
+            "train_episodes": self.train_episodes,
             "method": self.method,
             "seed": self.seed,
             "run_dir": self.run_dir,
@@ -270,6 +273,7 @@ def bench_miniwob(
                 episodes=result.episodes,
                 wall_minutes=round((time.perf_counter() - started) / 60.0, 2),
                 run_dir=str(result.run_dir),
+                train_episodes=result.extra.get("episodes_by_family", {}),
             )
         )
     settings = {

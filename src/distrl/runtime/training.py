@@ -33,7 +33,7 @@ import torch
 
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
-from distrl.envs.task_sets import load_tasks
+from distrl.envs.task_sets import load_tasks, task_family
 from distrl.logs.scalars import open_scalar_log
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_learner, build_policy
@@ -309,6 +309,7 @@ class TrainingRun:
             **self.result.extra,  # the success replay's figures at the last look
             **parts.figures(),
             **self._accounting(),
+            "episodes_by_family": self._episodes_by_family(),
             "diagnostics": self.diagnostics.summary(),
         }
         if self.curriculum is not None:
@@ -418,6 +419,16 @@ class TrainingRun:
             state["curriculum"] = self.curriculum.state_dict()
         save_checkpoint(self.result.run_dir, state, self.policy)
         log.info("checkpoint: update %d, %d episodes", self.updates, self.result.episodes)
+
+    def _episodes_by_family(self) -> dict[str, dict[str, int]]:
+        """Stored episodes and successes per task family: where the run's draws went (the
+        curriculum's doing, or uniform draws') and what came of them, for every runtime alike."""
+        counts: dict[str, dict[str, int]] = {}
+        for task, success in TrajectoryStore(self.result.run_dir / "trajectories").task_outcomes():
+            family = counts.setdefault(task_family(task), {"episodes": 0, "successes": 0})
+            family["episodes"] += 1
+            family["successes"] += int(success)
+        return dict(sorted(counts.items()))
 
     def _accounting(self) -> dict[str, int]:
         """What the replay counted against what is on disk (exactly once: equal, no id twice)."""

@@ -156,6 +156,8 @@ _OBSERVATION_COLUMNS = (
     "elements_json",
     "previous_actions_json",
 )
+#: The columns a trajectory's Task is rebuilt from.
+_TASK_COLUMNS = ("task_id", "instruction", "suite", "split", "backend", "task_spec_json", "horizon")
 _STEP_COLUMNS = tuple(TRAJECTORY_SCHEMA.names[TRAJECTORY_SCHEMA.get_field_index("action_type") :])
 
 
@@ -606,6 +608,20 @@ class TrajectoryStore:
         for shard in self._shards():
             ids.extend(self._shard_ids(shard))
         return ids
+
+    def task_outcomes(self) -> list[tuple[Task, bool]]:
+        """Each stored trajectory's task and success, in append order, read from those columns
+        only: what a run's summary counts per task family without decoding any observation."""
+        outcomes: list[tuple[Task, bool]] = []
+        for shard in self._shards():
+            table = _read_shard(shard, columns=["trajectory_id", "success", *_TASK_COLUMNS])
+            seen: set[str] = set()
+            for row in table.to_pylist():
+                if row["trajectory_id"] not in seen:
+                    seen.add(row["trajectory_id"])
+                    task = Task.from_dict({**row, "spec": json.loads(row["task_spec_json"])})
+                    outcomes.append((task, bool(row["success"])))
+        return outcomes
 
     def iter_trajectories(self) -> Iterator[Trajectory]:
         """Yield stored trajectories in append order, reading one shard at a time."""
