@@ -109,8 +109,8 @@ def test_a_generated_reference_is_the_tap_it_names(
     target = [*policy.prompts.tokenizer.encode(reference, add_special_tokens=False)]
     real_sample = policy_module.sample
 
-    def forced(model, inputs, decoding, choice):
-        out = real_sample(model, inputs, decoding, choice)
+    def forced(model, inputs, decoding, choice, tries=None):
+        out = real_sample(model, inputs, decoding, choice, tries)
         return type(out)([[*target, policy.prompts.eos_token_id]], out.scores)
 
     monkeypatch.setattr(policy_module, "sample", forced)

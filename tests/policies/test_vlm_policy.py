@@ -103,8 +103,8 @@ def test_canonical_text_is_scored_from_the_generation(
     targets = [policy.prompts.action_ids(a, o) for a, o in zip(wanted, observations, strict=True)]
     real_sample = policy_module.sample
 
-    def forced_sample(model, inputs, decoding, choice):
-        out = real_sample(model, inputs, decoding, choice)
+    def forced_sample(model, inputs, decoding, choice, tries=None):
+        out = real_sample(model, inputs, decoding, choice, tries)
         scores = teacher_force(model, inputs, targets, decoding)
         return type(out)(targets, scores)
 

@@ -1049,6 +1049,13 @@ class VLMPolicyConfig(ConfigSection):
         "copied from the instruction more easily than an index is looked up by a model "
         "learning from scratch; both forms parse either way.",
     )
+    admissible_actions: bool = Field(
+        default=False,
+        description="Decode only admissible action texts (with element_list): a tap on a listed "
+        "element, TYPE of a candidate span of the instruction, two swipes, the argument-free "
+        "actions; the distribution is renormalised over them in acting and scoring alike "
+        "(docs/design.md §5).",
+    )
     critic: Literal["head", "separate"] = Field(
         default="head",
         description="head: value MLPs on the VLM's pooled prompt features (shared trunk); "
@@ -1080,6 +1087,16 @@ class VLMPolicyConfig(ConfigSection):
         le=1024,
         description="Micro-batches per learner update and process (train.learner_processes).",
     )
+
+    @model_validator(mode="after")
+    def _admissible_taps_need_the_list(self) -> VLMPolicyConfig:
+        # Taps are admissible by element reference; without the list a tap is free coordinates.
+        if self.admissible_actions and not self.element_list:
+            raise ValueError(
+                "policy.vlm.admissible_actions=true needs policy.vlm.element_list=true (the "
+                "admissible taps are references to listed elements)"
+            )
+        return self
 
 
 class PolicyConfig(ConfigSection):

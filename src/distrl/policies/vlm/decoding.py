@@ -15,6 +15,10 @@ Sampling is pure temperature sampling: the model's own generation defaults (top-
 repetition penalty in a checkpoint's generation_config.json) are overridden, since any of them
 would make the sampled distribution differ from the one the log-probs describe.
 
+Admissible texts (:mod:`.admissible`): given one token trie per row, :func:`sample` lets a row
+generate only tokens its trie admits and both functions take log-probs and entropies over the
+distribution renormalised to those tokens, from the same masked logits.
+
 Per-row sampling (``Choice.row_generators``, an inference service's batches): ``generate`` runs
 greedily over scores a logits processor has already decided, each row's next token drawn from
 its own generator (:func:`~distrl.policies.base.pick_per_row`), so a row's text depends on its
@@ -31,6 +35,7 @@ import torch
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList
 
 from distrl.policies.base import Choice, pick_per_row
+from distrl.policies.vlm.admissible import TokenTrie, admissible_mask
 
 __all__ = ["Decoding", "Sampled", "SequenceScores", "prompt_features", "sample", "teacher_force"]
 
@@ -91,15 +96,31 @@ def _token_scores(
     return chosen, entropy
 
 
+def _admissible_logits(
+    logits: torch.Tensor, rows: Sequence[Sequence[int]], tries: Sequence[TokenTrie] | None
+) -> torch.Tensor:
+    """``logits`` ``[B, A, V]`` with each row's inadmissible tokens masked along its own tokens
+    (``rows[b]``; steps past them are left as they are), or unchanged without ``tries``."""
+    if tries is None:
+        return logits
+    mask = torch.zeros_like(logits, dtype=torch.float32)
+    for row, (trie, tokens) in enumerate(zip(tries, rows, strict=True)):
+        steps = min(len(tokens), logits.shape[1])
+        mask[row, :steps] = admissible_mask(trie, tokens[:steps], logits.shape[2], logits.device)
+    return logits.float() + mask
+
+
 def teacher_force(
     model: Any,
     inputs: dict[str, Any],
     targets: Sequence[Sequence[int]],
     decoding: Decoding,
+    tries: Sequence[TokenTrie] | None = None,
 ) -> SequenceScores:
     """Score ``targets[b]`` as the continuation of prompt ``b`` (left-padded ``inputs``), with
     gradients. Targets are appended after the prompt and padded on the right, which is where
-    ``generate`` put the tokens it sampled."""
+    ``generate`` put the tokens it sampled. With ``tries`` each row's distribution is
+    renormalised over the tokens its trie admits (:mod:`.admissible`)."""
     input_ids, attention_mask = inputs["input_ids"], inputs["attention_mask"]
     batch, prompt_length = input_ids.shape
     length = max(1, max((len(t) for t in targets), default=1))
@@ -121,7 +142,7 @@ def teacher_force(
     model_inputs["attention_mask"] = torch.cat([attention_mask, target_mask], dim=1)
     # Only the logits that predict target tokens (positions P-1 .. P+A-2) are computed.
     out = model(**model_inputs, output_hidden_states=decoding.pool, logits_to_keep=length + 1)
-    logits = out.logits[:, :length]
+    logits = _admissible_logits(out.logits[:, :length], targets, tries)
     chosen, entropy = _token_scores(logits, target_ids, decoding.temperature)
     weights = target_mask.to(chosen.dtype)
     features = (
@@ -174,9 +195,35 @@ class _RowSampler(LogitsProcessor):
         return decided
 
 
+class _AdmissibleOnly(LogitsProcessor):
+    """Leaves each row only the tokens that continue one of its admissible texts (a row whose
+    text has ended, or left its trie, is left as it is: ``generate`` pads it)."""
+
+    def __init__(self, tries: Sequence[TokenTrie], prompt_length: int):
+        self.tries = tries
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        # A new tensor: ``generate`` hands back the very tensor it passed in as the raw logits.
+        kept = scores.clone()
+        for row, trie in enumerate(self.tries):
+            allowed = trie.allowed(input_ids[row, self.prompt_length :].tolist())
+            if allowed:
+                kept[row] = float("-inf")
+                kept[row, allowed] = scores[row, allowed]
+        return kept
+
+
 @torch.no_grad()
-def sample(model: Any, inputs: dict[str, Any], decoding: Decoding, choice: Choice) -> Sampled:
-    """Generate one action text per prompt (argmax when ``choice.greedy``) and score it.
+def sample(
+    model: Any,
+    inputs: dict[str, Any],
+    decoding: Decoding,
+    choice: Choice,
+    tries: Sequence[TokenTrie] | None = None,
+) -> Sampled:
+    """Generate one action text per prompt (argmax when ``choice.greedy``) and score it; with
+    ``tries``, only texts a row's trie holds (:mod:`.admissible`).
 
     ``generate`` draws from torch's global RNG; it runs under a forked RNG seeded from
     ``choice.generator``, so a call is reproducible given the generator's state and leaves the
@@ -185,7 +232,10 @@ def sample(model: Any, inputs: dict[str, Any], decoding: Decoding, choice: Choic
     per_row = not choice.greedy and choice.row_generators is not None
     config = _generation_config(decoding, choice.greedy or per_row)
     device = inputs["input_ids"].device
+    prompt_length = inputs["input_ids"].shape[1]
     processors = LogitsProcessorList()
+    if tries is not None:  # first: the row sampler draws from what it leaves
+        processors.append(_AdmissibleOnly(tries, prompt_length))
     if per_row:
         assert choice.row_generators is not None
         processors.append(_RowSampler(choice.row_generators, decoding.temperature))
@@ -199,14 +249,17 @@ def sample(model: Any, inputs: dict[str, Any], decoding: Decoding, choice: Choic
         out = model.generate(
             **_cast(inputs, model.dtype), generation_config=config, logits_processor=processors
         )
-    prompt_length = inputs["input_ids"].shape[1]
     generated = out.sequences[:, prompt_length:]
     batch = generated.shape[0]
+    # ``output_logits`` are the model's own, before any processor: mask them as act did.
+    logits_by_step = _admissible_logits(
+        torch.stack(out.logits, dim=1), generated.tolist(), tries
+    ).unbind(dim=1)
     logprobs = torch.zeros(batch, device=device)
     entropies = torch.zeros(batch, device=device)
     running = torch.ones(batch, dtype=torch.bool, device=device)
     lengths = torch.zeros(batch, dtype=torch.long, device=device)
-    for step, logits in enumerate(out.logits):
+    for step, logits in enumerate(logits_by_step):
         tokens = generated[:, step]
         chosen, entropy = _token_scores(logits, tokens, decoding.temperature)
         logprobs += torch.where(running, chosen, 0.0)

@@ -58,6 +58,7 @@ from distrl.policies.base import (
     register_policy,
     write_policy_file,
 )
+from distrl.policies.vlm.admissible import TokenTrie, admissible_actions
 from distrl.policies.vlm.backbone import load_backbone, resolve_device
 from distrl.policies.vlm.critic import PooledValueHeads, SeparateCritic
 from distrl.policies.vlm.decoding import (
@@ -188,7 +189,7 @@ class VLMPolicy(Policy):
     ) -> tuple[list[Action], torch.Tensor, torch.Tensor, torch.Tensor]:
         prompts = self.prompts
         inputs = prompts.inputs(observations, self.device)
-        sampled = sample(self.model, inputs, self._decoding, choice)
+        sampled = sample(self.model, inputs, self._decoding, choice, self._tries(observations))
         # Every generated string goes to the parser (which never raises).
         texts = [
             prompts.decode(t[:-1] if t and t[-1] == prompts.eos_token_id else t)
@@ -228,15 +229,34 @@ class VLMPolicy(Policy):
     ) -> SequenceScores:
         """Teacher-forced scores of the canonical text of ``actions`` (differentiable)."""
         inputs = self.prompts.inputs(observations, self.device)
-        return teacher_force(
-            self.model,
-            inputs,
-            [
-                self.prompts.action_ids(action, obs)
-                for action, obs in zip(actions, observations, strict=True)
-            ],
-            self._decoding,
-        )
+        targets = [
+            self.prompts.action_ids(action, obs)
+            for action, obs in zip(actions, observations, strict=True)
+        ]
+        tries = self._tries(observations)
+        if tries is not None:  # an action outside the set is scored over the set and itself
+            for trie, target in zip(tries, targets, strict=True):
+                trie.add(target)
+        return teacher_force(self.model, inputs, targets, self._decoding, tries)
+
+    def _tries(self, observations: Sequence[Observation]) -> list[TokenTrie] | None:
+        """Each observation's admissible action texts as token ids (``admissible_actions``;
+        None: free text), those longer than ``max_new_tokens`` left out so that a generated
+        text always ends in time."""
+        cfg = self.config
+        if not cfg.admissible_actions:
+            return None
+        return [
+            TokenTrie(
+                ids
+                for ids in (
+                    self.prompts.action_ids(action, obs)
+                    for action in admissible_actions(obs, cfg.element_list_max)
+                )
+                if len(ids) <= cfg.max_new_tokens
+            )
+            for obs in observations
+        ]
 
     def score_actions(
         self, observations: Sequence[Observation], actions: Sequence[Action]
