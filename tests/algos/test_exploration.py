@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from distrl.algos.novelty import ScreenNovelty, screen_change
-from distrl.algos.rewards import RewardShaping
+from distrl.algos.registry import build_algorithm
+from distrl.algos.rewards import RewardShaping, shaped_rewards
 from distrl.algos.step_window import cut_windows
 from distrl.config.loader import load_config
 from distrl.core.action import Action
@@ -93,6 +94,23 @@ def test_novelty_rewards_are_added_to_the_shaped_rewards_of_the_windows() -> Non
     assert window.rewards == pytest.approx((0.39, 0.39, 0.99))
     with pytest.raises(ValueError):  # one bonus per step, never silently truncated
         cut_windows(episode, 8, shaping, bonuses=[0.4])
+
+
+def test_without_the_step_cost_on_failures_only_successes_pay_it() -> None:
+    success = _typing_episode()
+    failure = Trajectory(success.task, success.steps[:2], False, trajectory_id="failed")
+    for on_failure, failed_rewards in ((True, [-0.01, -0.01]), (False, [0.0, 0.0])):
+        shaping = RewardShaping(0.01, 0.1, 0.05, step_cost_on_failure=on_failure)
+        assert shaped_rewards(failure, shaping) == pytest.approx(failed_rewards)
+        assert shaped_rewards(success, shaping) == pytest.approx([-0.01, -0.01, 0.99])
+    # The config reaches the algorithm's shaping; penalties stay on failures either way.
+    cfg = load_config(None, ["aride.step_cost_on_failure=false"])
+    assert build_algorithm(cfg).shaping.step_cost_on_failure is False
+    repeated = Trajectory(
+        success.task, [success.steps[0], success.steps[0]], False, trajectory_id="repeat"
+    )
+    shaping = RewardShaping(0.01, 0.1, 0.05, step_cost_on_failure=False)
+    assert shaped_rewards(repeated, shaping) == pytest.approx([0.0, -0.05])
 
 
 def test_the_replay_adds_novelty_only_when_the_config_turns_it_on() -> None:

@@ -78,7 +78,12 @@ def _prioritized_sampler(cfg: RunConfig) -> Callable[[int], Sampler]:
 
 
 def _shaping(cfg: RunConfig) -> RewardShaping:
-    return RewardShaping(cfg.aride.step_cost, cfg.aride.invalid_penalty, cfg.aride.repeat_penalty)
+    return RewardShaping(
+        cfg.aride.step_cost,
+        cfg.aride.invalid_penalty,
+        cfg.aride.repeat_penalty,
+        cfg.aride.step_cost_on_failure,
+    )
 
 
 def aride(cfg: RunConfig) -> Algorithm:

@@ -18,6 +18,10 @@ class RewardShaping:
     step_cost: float = 0.01
     invalid_penalty: float = 0.1
     repeat_penalty: float = 0.05
+    #: Charge the step cost on failed episodes too. Off, only successes pay it: they still prefer
+    #: the shorter path, while a task not solved yet no longer makes the shortest failure (ending
+    #: the episode at once) the best policy, which stops the exploration that would solve it.
+    step_cost_on_failure: bool = True
 
 
 def shaped_rewards(trajectory: Trajectory, shaping: RewardShaping) -> list[float]:
@@ -35,8 +39,9 @@ def shaped_rewards(trajectory: Trajectory, shaping: RewardShaping) -> list[float
     """
     rewards = []
     previous = None
+    step_cost = shaping.step_cost if trajectory.success or shaping.step_cost_on_failure else 0.0
     for step in trajectory.steps:
-        reward = step.reward - shaping.step_cost
+        reward = step.reward - step_cost
         if not step.action.is_valid:
             reward -= shaping.invalid_penalty
         if previous is not None and step.action == previous:

@@ -478,6 +478,12 @@ class ARideConfig(ConfigSection):
         "(train.max_updates when set, else train.minutes of wall clock).",
     )
     step_cost: float = Field(default=0.01, ge=0, le=10.0, description="Reward cost of every step.")
+    step_cost_on_failure: bool = Field(
+        default=True,
+        description="Charge the step cost in failed episodes too. Off: only successful episodes "
+        "pay it (they still prefer short paths), so a task nobody has solved yet does not teach "
+        "the policy to end its episodes at once (docs/design.md §7.12).",
+    )
     invalid_penalty: float = Field(
         default=0.1, ge=0, le=10.0, description="Penalty of an invalid action."
     )
