@@ -9,8 +9,9 @@
 # ARMS="no-curriculum no-novelty" runs only those arms (default: the four ablations, in the
 # order below). Variants, not ablations, run only when named: every mechanism on and one setting
 # changed. curriculum-unsolved: curriculum families without a success in their window keep score
-# 0.5 (docs/design.md §7.13). horizon-10-unsolved: that, and 10 steps an episode instead of the
-# miniwob preset's 6 (the two-field forms need 5-6 steps at best, so 6 leaves no slack to explore).
+# 0.5 (docs/design.md §7.13). horizon-10: 10 steps an episode instead of the miniwob preset's 6
+# (the two-field forms need 5-6 steps at best, so 6 leaves no slack to explore; training and test
+# episodes alike). horizon-10-unsolved: both changes.
 set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
@@ -22,6 +23,8 @@ declare -A arms=(
   [no-novelty]="--methods candidate_prior curriculum.enabled=true success_replay.share=0.1"
   [curriculum-unsolved]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5"
+  [horizon-10]="--methods both curriculum.enabled=true success_replay.share=0.1
+    env.miniwob.horizon=10"
   [horizon-10-unsolved]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5 env.miniwob.horizon=10"
 )

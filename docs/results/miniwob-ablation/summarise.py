@@ -20,7 +20,7 @@ FOLDER = Path(__file__).resolve().parent
 BENCH = FOLDER.parent / "miniwob-bench"
 ARMS = ("all on", "no-candidate-prior", "no-novelty", "no-curriculum", "no-success-replay")
 #: Variants with every mechanism on and one setting changed: rows only once they have a run.
-VARIANTS = ("curriculum-unsolved", "horizon-10-unsolved")
+VARIANTS = ("curriculum-unsolved", "horizon-10", "horizon-10-unsolved")
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
 SEEDS_FOR_A_COMPARISON = 3
