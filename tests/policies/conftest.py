@@ -89,3 +89,25 @@ def policy_rollouts() -> tuple[SmallPolicy, list[Rollout]]:
                 obs, _, done, _ = env.step(out.actions[0])
             rollouts.append(Rollout(observations, actions, torch.stack(logprobs)))
     return policy, rollouts
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """The tiny VLM's ops are microseconds: torch's thread pool only adds contention (a module
+    uses it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def observations() -> list[Observation]:
+    """The first screens of three general tasks, each followed by the screen after PRESS_HOME
+    (one with previous actions in its prompt)."""
+    env = PhoneSimEnv(seed=3)
+    out = []
+    for task in load_suite("general", "train")[:3]:
+        out.append(env.reset(task))
+        out.append(env.step(Action.press_home())[0])
+    return out

@@ -11,8 +11,7 @@ from distrl.config.loader import ConfigError, load_config
 from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action
 from distrl.core.observation import Observation
-from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
+from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.policies.vlm import VLMPolicy
 from distrl.policies.vlm.admissible import TokenTrie, admissible_actions, admissible_mask
 
@@ -26,28 +25,12 @@ ADMISSIBLE = VLMPolicyConfig(
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
 def policy() -> VLMPolicy:
     return VLMPolicy(ADMISSIBLE, suite_instructions())
-
-
-@pytest.fixture(scope="module")
-def observations() -> list[Observation]:
-    env = PhoneSimEnv(seed=5)
-    out = []
-    for task in load_suite("general", "train")[:3]:
-        obs = env.reset(task)
-        out.append(obs)
-        out.append(env.step(Action.press_home())[0])
-    return out
 
 
 def _admissible_ids(policy: VLMPolicy, obs: Observation) -> set[tuple[int, ...]]:

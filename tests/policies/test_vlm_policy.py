@@ -16,8 +16,7 @@ from distrl.config.schema import ARideConfig, VLMPolicyConfig
 from distrl.core import action as action_module
 from distrl.core.action import Action
 from distrl.core.observation import Observation
-from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
+from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.errors import InputError
 from distrl.policies.base import Choice, load_policy
 from distrl.policies.vlm import VLMPolicy
@@ -31,25 +30,7 @@ TINY = VLMPolicyConfig(tiny=True, max_new_tokens=24)
 INSTRUCTIONS = suite_instructions()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """The tiny model's ops are microseconds: torch's thread pool only adds contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def observations() -> list[Observation]:
-    env = PhoneSimEnv(seed=3)
-    out = []
-    for task in load_suite("general", "train")[:3]:
-        obs = env.reset(task)
-        out.append(obs)
-        obs, _, _, _ = env.step(Action.press_home())
-        out.append(obs)  # one with previous actions in its prompt
-    return out
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
