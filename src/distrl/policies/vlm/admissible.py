@@ -37,6 +37,7 @@ from distrl.core.action import Action
 from distrl.core.observation import Observation
 from distrl.policies.candidates import extract_candidates
 from distrl.policies.features import tap_point
+from distrl.policies.small import SmallPolicyConfig
 
 __all__ = ["MASKED", "TokenTrie", "admissible_actions", "admissible_mask"]
 
@@ -44,11 +45,12 @@ __all__ = ["MASKED", "TokenTrie", "admissible_actions", "admissible_mask"]
 #: finite, so p * log p is 0 (not NaN) in the entropy.
 MASKED = -1e9
 
-#: Swipe points (y, x) of the two admissible swipes: the small policy's defaults, inside the
-#: scroll area of a phone screen even with the keyboard up.
-_SWIPE_FROM_Y, _SWIPE_TO_Y, _SWIPE_X = 0.55, 0.25, 0.5
-
-_NO_ARGUMENT = (
+_SMALL = SmallPolicyConfig()
+#: The two admissible swipes, up and down between the small policy's default points (inside the
+#: scroll area of a phone screen even with the keyboard up), and the argument-free actions.
+_FIXED = (
+    Action.swipe((_SMALL.swipe_from_y, _SMALL.swipe_x), (_SMALL.swipe_to_y, _SMALL.swipe_x)),
+    Action.swipe((_SMALL.swipe_to_y, _SMALL.swipe_x), (_SMALL.swipe_from_y, _SMALL.swipe_x)),
     Action.press_back(),
     Action.press_home(),
     Action.press_enter(),
@@ -60,15 +62,10 @@ _NO_ARGUMENT = (
 def admissible_actions(observation: Observation, listed: int) -> list[Action]:
     """The actions the policy may take on ``observation``: taps on its first ``listed``
     elements, TYPE of each instruction candidate, two swipes and the argument-free actions."""
-    swipes = (
-        Action.swipe((_SWIPE_FROM_Y, _SWIPE_X), (_SWIPE_TO_Y, _SWIPE_X)),
-        Action.swipe((_SWIPE_TO_Y, _SWIPE_X), (_SWIPE_FROM_Y, _SWIPE_X)),
-    )
     return [
         *(Action.tap(*tap_point(element)) for element in observation.elements[:listed]),
         *(Action.type_text(text) for text in extract_candidates(observation.instruction)),
-        *swipes,
-        *_NO_ARGUMENT,
+        *_FIXED,
     ]
 
 
@@ -82,7 +79,6 @@ class TokenTrie:
 
     def __init__(self, sequences: Iterable[Sequence[int]]):
         self.root: dict[int, dict] = {}
-        self.longest = 0
         for sequence in sequences:
             self.add(sequence)
 
@@ -90,7 +86,6 @@ class TokenTrie:
         node = self.root
         for token in sequence:
             node = node.setdefault(int(token), {})
-        self.longest = max(self.longest, len(sequence))
 
     def allowed(self, prefix: Sequence[int]) -> list[int] | None:
         """The tokens that continue ``prefix`` (sorted), or ``None`` when no sequence starts
