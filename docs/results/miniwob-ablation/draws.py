@@ -12,11 +12,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from summarise import TYPING  # beside this script: the table's typing tasks
+
 from distrl.envs.task_sets import task_family
 from distrl.store import TrajectoryStore
-
-#: The default set's tasks that need text typed from the instruction (as summarise.py).
-TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
 
 
 def main(pairs: list[str]) -> None:

@@ -309,7 +309,6 @@ class TrainingRun:
             **self.result.extra,  # the success replay's figures at the last look
             **parts.figures(),
             **self._accounting(),
-            "episodes_by_family": self._episodes_by_family(),
             "diagnostics": self.diagnostics.summary(),
         }
         if self.curriculum is not None:
@@ -420,22 +419,20 @@ class TrainingRun:
         save_checkpoint(self.result.run_dir, state, self.policy)
         log.info("checkpoint: update %d, %d episodes", self.updates, self.result.episodes)
 
-    def _episodes_by_family(self) -> dict[str, dict[str, int]]:
-        """Stored episodes and successes per task family: where the run's draws went (the
-        curriculum's doing, or uniform draws') and what came of them, for every runtime alike."""
-        counts: dict[str, dict[str, int]] = {}
-        for task, success in TrajectoryStore(self.result.run_dir / "trajectories").task_outcomes():
-            family = counts.setdefault(task_family(task), {"episodes": 0, "successes": 0})
-            family["episodes"] += 1
-            family["successes"] += int(success)
-        return dict(sorted(counts.items()))
-
-    def _accounting(self) -> dict[str, int]:
-        """What the replay counted against what is on disk (exactly once: equal, no id twice)."""
+    def _accounting(self) -> dict[str, Any]:
+        """What the replay counted against what is on disk (exactly once: equal, no id twice),
+        and the stored episodes and successes per task family: where the run's draws went (the
+        curriculum's doing, or uniform draws') and what came of them."""
         store = TrajectoryStore(self.result.run_dir / "trajectories")
         ids = store.trajectory_ids()
+        by_family: dict[str, dict[str, int]] = {}
+        for task, success in store.task_outcomes():
+            family = by_family.setdefault(task_family(task), {"episodes": 0, "successes": 0})
+            family["episodes"] += 1
+            family["successes"] += int(success)
         return {
             "collected": self.result.episodes,
             "stored": len(ids),
             "duplicated": len(ids) - len(set(ids)),
+            "episodes_by_family": dict(sorted(by_family.items())),
         }
