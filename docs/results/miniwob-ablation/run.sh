@@ -11,7 +11,10 @@
 # changed. curriculum-unsolved: curriculum families without a success in their window keep score
 # 0.5 (docs/design.md §7.13). horizon-10: 10 steps an episode instead of the miniwob preset's 6
 # (the two-field forms need 5-6 steps at best, so 6 leaves no slack to explore; training and test
-# episodes alike). horizon-10-unsolved: both changes.
+# episodes alike). horizon-10-unsolved: both changes. horizon-10-unsolved-success-cost: both, and
+# the step cost charged on successful episodes only (aride.step_cost_on_failure=false, design.md
+# §7.12), so that on a task not yet solved the shortest failure (tapping Submit at once) is no
+# better than a longer one.
 set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
@@ -27,6 +30,8 @@ declare -A arms=(
     env.miniwob.horizon=10"
   [horizon-10-unsolved]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5 env.miniwob.horizon=10"
+  [horizon-10-unsolved-success-cost]="--methods both curriculum.enabled=true success_replay.share=0.1
+    curriculum.unsolved_score=0.5 env.miniwob.horizon=10 aride.step_cost_on_failure=false"
 )
 read -ra order <<< "${ARMS:-no-candidate-prior no-novelty no-curriculum no-success-replay}"
 for arm in "${order[@]}"; do
