@@ -4,7 +4,9 @@ with its standard error, its difference from the bench on the same seeds (mean a
 error of the per-seed differences), the mean over the typing tasks, and the mean number of
 learner updates (every run has the same 30 minutes; an arm that draws long, failing episodes
 more often makes fewer). An arm with fewer than three seeds
-is marked: it is not yet a comparison. From the repository root:
+is marked: it is not yet a comparison. A second table puts each 10-step run's test success beside
+the same policy's at the bench's 6 steps, where rescore.py has scored it (``*-test6.json``).
+From the repository root:
 
     .venv/bin/python docs/results/miniwob-ablation/summarise.py
 """
@@ -20,7 +22,12 @@ FOLDER = Path(__file__).resolve().parent
 BENCH = FOLDER.parent / "miniwob-bench"
 ARMS = ("all on", "no-candidate-prior", "no-novelty", "no-curriculum", "no-success-replay")
 #: Variants with every mechanism on and one setting changed: rows only once they have a run.
-VARIANTS = ("curriculum-unsolved", "horizon-10", "horizon-10-unsolved")
+VARIANTS = (
+    "curriculum-unsolved",
+    "horizon-10",
+    "horizon-10-unsolved",
+    "horizon-10-unsolved-success-cost",
+)
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
 SEEDS_FOR_A_COMPARISON = 3
@@ -74,6 +81,25 @@ def main() -> None:
             f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | {difference} | "
             f"{_mean_se(typing) if typing else '-'} | "
             f"{'-' if updates is None else f'{updates:,.0f}'} |"
+        )
+    _rescored_at_6()
+
+
+def _rescored_at_6() -> None:
+    """Each rescored run: mean and typing-task success tested at its own horizon and at 6."""
+    rescored = sorted(FOLDER.glob("*-seed*-test6.json"))
+    if not rescored:
+        return
+    print()
+    print("| run | tested at 10 steps | at 6 steps | typing tasks at 10 | at 6 |")
+    print("|---|---|---|---|---|")
+    for path in rescored:
+        at_6 = json.loads(path.read_text())
+        own = json.loads(path.with_name(path.name.replace("-test6", "")).read_text())
+        typing = [statistics.fmean(run["per_task"][task] for task in TYPING) for run in (own, at_6)]
+        print(
+            f"| {path.name.removesuffix('-test6.json')} | {own['mean_success']:.3f} | "
+            f"{at_6['mean_success']:.3f} | {typing[0]:.3f} | {typing[1]:.3f} |"
         )
 
 
