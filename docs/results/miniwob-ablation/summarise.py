@@ -91,7 +91,7 @@ def _rescored_at_6() -> None:
     if not rescored:
         return
     print()
-    print("| run | tested at 10 steps | at 6 steps | typing tasks at 10 | at 6 |")
+    print("| run | tested at its own horizon | at 6 steps | typing tasks at its own | at 6 |")
     print("|---|---|---|---|---|")
     for path in rescored:
         at_6 = json.loads(path.read_text())
