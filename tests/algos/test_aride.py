@@ -250,3 +250,62 @@ def test_a_ratio_a_rounding_error_above_rho_bar_is_no_truncation() -> None:
     assert clip_fraction(
         torch.tensor([[1.01, 1.0, 1.0]]), advantage, on_data, config
     ) == pytest.approx(1 / 3)
+
+
+def _as_demonstrations(windows: list[StepWindow]) -> list[StepWindow]:
+    """The same windows as scripted demonstrations: no behaviour log-prob (NaN)."""
+    return [
+        dataclasses.replace(w, behaviour_logprobs=tuple(float("nan") for _ in w.actions))
+        for w in windows
+    ]
+
+
+def test_critic_warmup_loss_is_the_critic_regression_alone() -> None:
+    torch.manual_seed(0)
+    policy = SmallPolicy(SmallPolicyConfig())
+    windows = _windows(policy, episodes=6)
+    weights = torch.ones(len(windows))
+    config = ARideConfig(demo_bc_coef=1.0)
+    warmup = aride_loss(policy, windows, weights, config, fit_policy=False)
+    full = aride_loss(policy, windows, weights, config)
+    assert abs(float(warmup.total.detach()) - config.value_coef * warmup.value_loss) < 1e-5
+    assert abs(float(full.total.detach()) - float(warmup.total.detach())) > 1e-4
+    # The diagnostics are those of the full loss: only the total differs.
+    assert warmup.policy_loss == pytest.approx(full.policy_loss)
+    assert warmup.explained_variance == pytest.approx(full.explained_variance)
+    # No gradient reaches the action heads, which only the policy term trains.
+    policy.zero_grad(set_to_none=True)
+    warmup.total.backward()
+    heads = [p for n, p in policy.named_parameters() if n.startswith(("kind_head", "element_head"))]
+    assert heads and all(p.grad is None or not p.grad.any() for p in heads)
+
+
+def test_demo_bc_term_is_the_mean_nll_of_the_demonstrated_actions() -> None:
+    torch.manual_seed(0)
+    policy = SmallPolicy(SmallPolicyConfig())
+    acted = _windows(policy, episodes=6)
+    demos = _as_demonstrations(acted[:4])
+    windows = demos + acted[4:]
+    weights = torch.ones(len(windows))
+    # Reference: -mean log pi over the demonstration windows' representable steps alone.
+    scored = score_windows(policy, demos)
+    shown = scored.valid & scored.representable.bool()
+    reference = float(-scored.logprobs.detach()[shown].mean())
+    off = aride_loss(policy, windows, weights, ARideConfig())
+    assert off.demo_nll == pytest.approx(reference, abs=1e-5)
+    on = aride_loss(policy, windows, weights, ARideConfig(demo_bc_coef=2.0))
+    assert float((on.total - off.total).detach()) == pytest.approx(2.0 * reference, abs=1e-4)
+    # Without demonstrations in the batch the term is 0 (not a NaN mean).
+    assert aride_loss(policy, acted, torch.ones(len(acted)), CONFIG).demo_nll == 0.0
+
+    # The term's gradient raises the demonstrated actions' log-probs.
+    bc_only = ARideConfig(demo_bc_coef=1.0, value_coef=0.0, entropy_coef=0.0)
+    probe = copy.deepcopy(policy)
+    loss = aride_loss(probe, demos, torch.ones(len(demos)), bc_only)
+    term = aride_loss(
+        probe, demos, torch.ones(len(demos)), bc_only.model_copy(update={"demo_bc_coef": 0.0})
+    )
+    (loss.total - term.total).backward()
+    torch.optim.SGD(probe.parameters(), lr=1e-2).step()
+    after = score_windows(probe, demos).logprobs.detach()[shown]
+    assert float(after.mean()) > float(scored.logprobs.detach()[shown].mean())

@@ -314,3 +314,39 @@ def test_a_fully_trained_tiny_model_round_trips_with_its_output_layer_tied(
         policy.named_parameters(), loaded.named_parameters(), strict=True
     ):
         assert torch.equal(mine, theirs), name
+
+
+def test_critic_warmup_with_a_separate_critic_leaves_the_cloned_actor_untouched(
+    observations: list[Observation],
+) -> None:
+    """aride.critic_warmup_updates (docs/design.md §7.8): the first updates fit the critic only;
+    with policy.vlm.critic=separate nothing the VLM acts with moves until the warm-up ends."""
+    from distrl.algos.registry import build_algorithm
+    from distrl.config.schema import RunConfig
+
+    policy = VLMPolicy(
+        VLMPolicyConfig(tiny=True, max_new_tokens=8, critic="separate"), INSTRUCTIONS
+    )
+    config = RunConfig.model_validate({"aride": {"critic_warmup_updates": 2}})
+    learner = Learner(policy, build_algorithm(config), lr=1e-2, grad_clip=1.0)
+    windows = _windows(policy, observations)
+    weights = torch.ones(len(windows))
+
+    def actor_and_critic() -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.no_grad():
+            return (
+                policy.score_actions(observations, DEMO_ACTIONS).logprobs,
+                policy.value(observations),
+            )
+
+    start_logp, start_values = actor_and_critic()
+    for _ in range(2):
+        step = learner.step(windows, weights)
+        assert step.metrics["critic_warmup"] == 1.0
+    warm_logp, warm_values = actor_and_critic()
+    assert torch.equal(warm_logp, start_logp)
+    assert not torch.allclose(warm_values, start_values)
+
+    step = learner.step(windows, weights)  # the warm-up is over: the policy term is back
+    assert step.metrics["critic_warmup"] == 0.0
+    assert not torch.allclose(actor_and_critic()[0], start_logp)

@@ -9,7 +9,9 @@ One update on a batch of replayed :class:`StepWindow` s (docs/design.md §7):
    are taken as on-policy, rho = 1, and their steps only ever pull the policy up (A+).
 3. Retrace(lambda) critic targets v_t, TD errors delta_t and advantages
    A_t = r_t + gamma v_{t+1} - V(s_t) (:func:`distrl.algos.returns.retrace_targets`).
-4. Loss = critic regression (V - v)^2 + policy term - beta * H(pi(.|s_t)) (entropy bonus),
+4. Loss = critic regression (V - v)^2 + policy term - beta * H(pi(.|s_t)) (entropy bonus)
+   [+ ``demo_bc_coef`` * mean -log pi of the batch's demonstrated actions; during the first
+   ``critic_warmup_updates`` updates the critic regression alone, docs/design.md §7.8],
    each step weighted by its window's prioritized-replay importance weight. A is standardised
    over the batch and clamped to +-``advantage_clip``. The policy term is one of three
    (``policy_objective``): ``clipped_is``, the default, is the truncated-IS gradient
@@ -65,6 +67,9 @@ class ARideLoss:
     approx_kl: float = 0.0
     #: ``entropy_<head>`` per action head of a composite policy (see ``WindowBatch``).
     head_entropies: dict[str, float] = field(default_factory=dict)
+    #: Mean -log pi of the batch's demonstrated actions (0 without any): how far RL has moved
+    #: the policy from what it was shown, and the term ``aride.demo_bc_coef`` weighs.
+    demo_nll: float = 0.0
 
 
 def policy_surrogate(
@@ -172,8 +177,13 @@ def aride_loss(
     windows: Sequence[StepWindow],
     importance_weights: torch.Tensor,
     config: ARideConfig,
+    *,
+    fit_policy: bool = True,
 ) -> ARideLoss:
-    """The A-RIDE loss of one batch of windows (see the module docstring for the maths)."""
+    """The A-RIDE loss of one batch of windows (see the module docstring for the maths).
+
+    ``fit_policy=False`` is the critic warm-up (``aride.critic_warmup_updates``): the total is
+    the critic regression alone, while every diagnostic is still computed and reported."""
     # 1. pi's log-probs, entropies and values on the stored steps, as [B, T] rows.
     scored = score_windows(policy, windows)
     mask, valid, logp = scored.mask, scored.valid, scored.logprobs
@@ -221,7 +231,12 @@ def aride_loss(
     on_data = valid & ~torch.isnan(behaviour) & representable.bool()  # steps a policy acted
     policy_loss = -(step_weight * surrogate).sum() / steps
     mean_entropy = scored.step_mean(entropy)
-    total = policy_loss + config.value_coef * value_loss - config.entropy_coef * mean_entropy
+    demo_nll = demonstration_nll(logp, behaviour, valid, representable)
+    total = config.value_coef * value_loss
+    if fit_policy:
+        total = total + policy_loss - config.entropy_coef * mean_entropy
+        if config.demo_bc_coef > 0:
+            total = total + config.demo_bc_coef * demo_nll
 
     # 5. Fresh priorities for the replay.
     w1, w2, w3 = config.priority_weights
@@ -241,17 +256,31 @@ def aride_loss(
         clip_fraction=clip_fraction(rho, advantage, on_data, config),
         approx_kl=approx_kl(log_ratio, on_data),
         head_entropies=scored.head_entropy_means(),
+        demo_nll=float(demo_nll.detach()),
     )
 
 
-def aride_loss_fn(config: ARideConfig):
+def demonstration_nll(
+    logp: torch.Tensor, behaviour: torch.Tensor, valid: torch.Tensor, representable: torch.Tensor
+) -> torch.Tensor:
+    """Mean -log pi of the demonstrated actions in the batch (steps with no behaviour log-prob
+    that the policy can represent), 0 when it holds none: the cloning term that
+    ``aride.demo_bc_coef`` weighs (docs/design.md §7.8). Unweighted by priority: the
+    demonstration windows are drawn uniformly with importance weight 1."""
+    shown = valid & torch.isnan(behaviour) & representable.bool()
+    if not bool(shown.any()):
+        return logp.sum() * 0.0  # keeps the graph (and the dtype) without a NaN mean
+    return -logp[shown].mean()
+
+
+def aride_loss_fn(config: ARideConfig, *, fit_policy: bool = True):
     """The learner's loss callable for A-RIDE: ``(policy, windows, weights) -> (loss, priorities,
-    metrics)``."""
+    metrics)``; with ``fit_policy=False`` the critic warm-up's (critic regression alone)."""
 
     def loss_fn(
         policy: Policy, windows: Sequence[StepWindow], weights: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
-        result = aride_loss(policy, windows, weights, config)
+        result = aride_loss(policy, windows, weights, config, fit_policy=fit_policy)
         metrics = {
             "policy_loss": result.policy_loss,
             "value_loss": result.value_loss,
@@ -261,6 +290,8 @@ def aride_loss_fn(config: ARideConfig):
             "explained_variance": result.explained_variance,
             "clip_fraction": result.clip_fraction,
             "approx_kl": result.approx_kl,
+            "demo_nll": result.demo_nll,
+            "critic_warmup": 0.0 if fit_policy else 1.0,
             **result.head_entropies,
         }
         return result.total, result.priorities, metrics

@@ -52,6 +52,16 @@ class Algorithm:
     #: Which finished trajectories the learner admits to its replay.
     admits: Callable[[Trajectory], bool]
     shaping: RewardShaping
+    #: The loss of the learner's first ``warmup_updates`` updates (A-RIDE's critic warm-up:
+    #: ``aride.critic_warmup_updates``); None: every update uses ``loss_fn``.
+    warmup_loss_fn: LossFn | None = None
+    warmup_updates: int = 0
+
+    def loss_for_update(self, updates_done: int) -> LossFn:
+        """The loss of the update that follows ``updates_done`` earlier ones."""
+        if self.warmup_loss_fn is not None and updates_done < self.warmup_updates:
+            return self.warmup_loss_fn
+        return self.loss_fn
 
 
 def beta_budget(cfg: RunConfig) -> tuple[int | None, float | None]:
@@ -90,7 +100,15 @@ def aride(cfg: RunConfig) -> Algorithm:
     """A-RIDE: Retrace critic, advantage policy update, sampled by priority (DPER) unless
     ``aride.prioritized`` is off."""
     sampler = _prioritized_sampler(cfg) if cfg.aride.prioritized else UniformSampler
-    return Algorithm("aride", aride_loss_fn(cfg.aride), sampler, _any_trajectory, _shaping(cfg))
+    return Algorithm(
+        "aride",
+        aride_loss_fn(cfg.aride),
+        sampler,
+        _any_trajectory,
+        _shaping(cfg),
+        warmup_loss_fn=aride_loss_fn(cfg.aride, fit_policy=False),
+        warmup_updates=cfg.aride.critic_warmup_updates,
+    )
 
 
 def digirl(cfg: RunConfig) -> Algorithm:

@@ -496,6 +496,25 @@ class ARideConfig(ConfigSection):
     window: int = Field(
         default=8, ge=1, le=1000, description="Steps per replay window (Retrace n)."
     )
+    critic_warmup_updates: int = Field(
+        default=0,
+        ge=0,
+        le=10_000_000,
+        description="The learner's first N updates fit the critic alone (no policy term, no "
+        "entropy bonus): after a warm start the policy is cloned but the critic is new, and its "
+        "first advantages are noise that pulls the cloned policy away (docs/design.md §7.8). "
+        "A critic that shares the actor's layers still moves them; policy.vlm.critic=separate "
+        "leaves the actor untouched.",
+    )
+    demo_bc_coef: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=100.0,
+        description="Weight of a cloning term on the batch's demonstration steps "
+        "(train.demo_fraction): the mean of -log pi(demonstrated action), added to the loss so "
+        "that RL cannot pull a cloned policy away from what it was shown (docs/design.md "
+        "§7.8); 0 turns it off.",
+    )
 
     @model_validator(mode="after")
     def _custom_weights_need_custom(self) -> ARideConfig:

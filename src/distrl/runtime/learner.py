@@ -68,8 +68,9 @@ class Learner:
     ) -> ShardStep:
         """This process's part of one update: ``windows`` of a batch of ``total_steps`` steps
         spread over ``world_size`` processes of a group (see :mod:`distrl.runtime.ddp`)."""
+        loss_fn = self.algorithm.loss_for_update(self.updates)
         step = synchronized_step(
-            lambda micro, w: self.algorithm.loss_fn(self.policy, micro, w),
+            lambda micro, w: loss_fn(self.policy, micro, w),
             self.parameters,
             self.optimizer,
             windows,
