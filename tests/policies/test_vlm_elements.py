@@ -209,3 +209,47 @@ def test_the_tiny_tokenizer_keeps_words_and_action_fragments_whole() -> None:
         assert pieces(fragment) == [fragment]
     assert len(pieces(ElementReferences.reference_text(12))) == 3  # the prefix, 1 and 2
     assert pieces("503-555") == ["5", "0", "3", "-", "5", "5", "5"]  # one token a digit
+
+
+def test_match_marks_end_the_lines_of_elements_the_instruction_names() -> None:
+    """policy.vlm.element_match_marks: the small policy's word-overlap feature as text."""
+    from distrl.policies.vlm.elements import MATCH_MARK
+
+    screen = Observation(
+        NO_SCREENSHOT,
+        "Open the Clock app and turn Wi-Fi off",
+        (
+            UIElement("Clock", (0.0, 0.0, 0.2, 0.1), True, "clock", kind="icon"),
+            UIElement("Alarm clock settings", (0.0, 0.2, 0.2, 0.3), True, "alarm"),
+            UIElement("Wi-Fi", (0.1, 0.4, 0.9, 0.5), True, "wifi", kind="toggle", checked=True),
+            UIElement("", (0.1, 0.6, 0.9, 0.7), True, "blank"),
+            UIElement("Open Clock settings now", (0.1, 0.8, 0.9, 0.9), True, "two-of-four"),
+        ),
+    )
+    lines = ElementReferences(limit=50, mark_matches=True).prompt_lines(screen)
+    assert lines[1:] == [
+        f"0 icon: Clock{MATCH_MARK}",
+        "1 text: Alarm clock settings",  # 1 word of 3
+        f"2 toggle: Wi-Fi (on){MATCH_MARK}",
+        "3 text: ",  # no words: never named
+        f"4 text: Open Clock settings now{MATCH_MARK}",  # half
+    ]
+    assert MATCH_MARK not in "".join(ElementReferences(limit=50).prompt_lines(screen))
+    # The tiny tokenizer keeps the mark one token when the policy asks for it.
+    config = VLMPolicyConfig(
+        tiny=True, element_list=True, element_match_marks=True, max_new_tokens=16
+    )
+    policy = VLMPolicy(config, suite_instructions())
+    tokenizer = policy.prompts.tokenizer
+    pieces = tokenizer(f"3 icon: Clock{MATCH_MARK}", add_special_tokens=False)["input_ids"]
+    assert tokenizer.decode(pieces[-1:]) == MATCH_MARK
+    assert MATCH_MARK in policy.prompts.chat(screen)
+
+
+def test_match_marks_need_the_element_list() -> None:
+    from distrl.config.loader import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="element_match_marks=true needs"):
+        load_config(
+            None, ["policy.kind=vlm", "policy.vlm.tiny=true", "policy.vlm.element_match_marks=true"]
+        )

@@ -1074,6 +1074,13 @@ class VLMPolicyConfig(ConfigSection):
         "copied from the instruction more easily than an index is looked up by a model "
         "learning from scratch; both forms parse either way.",
     )
+    element_match_marks: bool = Field(
+        default=False,
+        description="With element_list: end the line of each element whose words are at least "
+        'half in the instruction with "[in instruction]", the small policy\'s word-overlap '
+        "feature as text, so that a tiny model finds held-out names it cannot yet copy "
+        "(docs/design.md §5).",
+    )
     admissible_actions: bool = Field(
         default=False,
         description="Decode only admissible action texts (with element_list): a tap on a listed "
@@ -1120,6 +1127,11 @@ class VLMPolicyConfig(ConfigSection):
             raise ValueError(
                 "policy.vlm.admissible_actions=true needs policy.vlm.element_list=true (the "
                 "admissible taps are references to listed elements)"
+            )
+        if self.element_match_marks and not self.element_list:
+            raise ValueError(
+                "policy.vlm.element_match_marks=true needs policy.vlm.element_list=true (it marks "
+                "lines of the element list)"
             )
         return self
 

@@ -177,7 +177,8 @@ def hashed_tokens(
     return tuple(_stable_hash(token, buckets) for token in tokens[:max_tokens])
 
 
-def _words(text: str) -> set[str]:
+def text_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` (the unit every instruction match here counts)."""
     return set(_WORD_RE.findall(text.lower()))
 
 
@@ -357,7 +358,7 @@ class ObservationFeaturizer:
         last = previous[-1] if previous else None
         last_tap = last.touch_yx if last is not None and last.is_tap else None
         instruction_lower = instruction.lower()
-        instruction_words = _words(instruction)
+        instruction_words = text_words(instruction)
         parsed = _instruction_words(instruction)
         name_words = {w.text.lower() for w in parsed if w.name_like}
         count = len(elements)
@@ -367,7 +368,7 @@ class ObservationFeaturizer:
             x0, y0, x1, y1 = element.bbox
             centre = Action.tap(*tap_point(element))
             tap_targets[i] = resolve_tap(elements, *centre.touch_yx) == i
-            words = _words(element.text)
+            words = text_words(element.text)
             text = element.text.strip().lower()
             first_word = _WORD_RE.search(text)
             element_features[i] = (
@@ -435,7 +436,7 @@ class ObservationFeaturizer:
 
         # -- instruction words ------------------------------------------------------------------
         word_spans = parsed[:MAX_INSTRUCTION_WORDS]
-        screen_words = set().union(*(_words(e.text) for e in elements)) if elements else set()
+        screen_words = set().union(*(text_words(e.text) for e in elements)) if elements else set()
         quoted = _quoted_spans(instruction)
         word_features = np.zeros((len(word_spans), WORD_FEATURES), dtype=np.float32)
         for i, parsed_word in enumerate(word_spans):

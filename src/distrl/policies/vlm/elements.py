@@ -26,6 +26,13 @@ every other action keeps its AitW text. A generated reference to another element
 centre parses to the same tap, and ``act`` then rescores the canonical text, as it does for any
 non-canonical string.
 
+With ``mark_matches`` (``policy.vlm.element_match_marks``) an element line whose words are at
+least half in the instruction ends in ``MATCH_MARK``: "3 icon: Clock [in instruction]". It is the
+small policy's word-overlap feature (:mod:`distrl.policies.features`) written as text, for the
+same reason: a tiny model learns to match a held-out name it sees as several rare byte-pair
+pieces only slowly, while one well-trained token that says "this element is named in the task"
+carries over to names no demonstration showed. A large VLM matches names itself and needs none.
+
 The parser is strict and evaluates nothing: the reference must be the whole decision, the index
 a decimal number of at most four digits naming a listed element, the name the whole text of a
 listed element; anything else that claims to be a ``TAP_ELEMENT`` is an ``INVALID`` action with
@@ -39,9 +46,13 @@ from typing import Literal
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation, UIElement
-from distrl.policies.features import tap_point
+from distrl.policies.features import tap_point, text_words
 
-__all__ = ["MAX_NAME_WORDS", "ElementReferences", "ReferenceForm"]
+__all__ = ["MATCH_MARK", "MAX_NAME_WORDS", "ElementReferences", "ReferenceForm"]
+
+#: Ends the line of an element the instruction names (with ``mark_matches``); the space is
+#: part of it, so a tokenizer that keeps fragments whole sees one piece after any text.
+MATCH_MARK = " [in instruction]"
 
 _DECISION_MARKER = "Action Decision:"
 _TAP_ELEMENT = "TAP_ELEMENT"
@@ -67,25 +78,34 @@ def _collapsed(text: str) -> str:
     return " ".join(text.split())
 
 
-def _element_line(index: int, element: UIElement) -> str:
+def _element_line(index: int, element: UIElement, named: bool = False) -> str:
     """``3 toggle: 7:45 AM (on)``: index, kind, collapsed text and the checked state when the
-    element has one. The text follows a space unquoted, so a word is the same token as in an
-    instruction."""
+    element has one, then ``MATCH_MARK`` when ``named``. The text follows a space unquoted, so a
+    word is the same token as in an instruction."""
     state = "" if element.checked is None else (" (on)" if element.checked else " (off)")
-    return f"{index} {element.kind}: {_collapsed(element.text)}{state}"
+    mark = MATCH_MARK if named else ""
+    return f"{index} {element.kind}: {_collapsed(element.text)}{state}{mark}"
+
+
+def named_in(element: UIElement, instruction_words: set[str]) -> bool:
+    """Whether at least half of ``element``'s words are words of the instruction (an element
+    without words is never named)."""
+    words = text_words(element.text)
+    return bool(words) and 2 * len(words & instruction_words) >= len(words)
 
 
 class ElementReferences:
     """The first ``limit`` elements of an observation: listed in the prompt, referable by index
     or by name (``form`` says which the canonical text uses)."""
 
-    def __init__(self, limit: int, form: ReferenceForm = "index"):
+    def __init__(self, limit: int, form: ReferenceForm = "index", mark_matches: bool = False):
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
         if form not in ("index", "name"):
             raise ValueError(f"form must be 'index' or 'name', got {form!r}")
         self.limit = limit
         self.form = form
+        self.mark_matches = mark_matches
 
     def listed(self, observation: Observation) -> tuple[UIElement, ...]:
         return observation.elements[: self.limit]
@@ -95,7 +115,14 @@ class ElementReferences:
         listed = self.listed(observation)
         if not listed:
             return ["Elements: none"]
-        return ["Elements:", *(_element_line(i, e) for i, e in enumerate(listed))]
+        words = text_words(observation.instruction) if self.mark_matches else set()
+        return [
+            "Elements:",
+            *(
+                _element_line(i, e, self.mark_matches and named_in(e, words))
+                for i, e in enumerate(listed)
+            ),
+        ]
 
     @staticmethod
     def reference_text(index: int) -> str:
@@ -109,6 +136,11 @@ class ElementReferences:
     def fragments() -> list[str]:
         """The fixed parts of both reference forms (what a tokenizer should keep whole)."""
         return [_INDEX_PREFIX, _NAME_PREFIX]
+
+    def tokenizer_fragments(self) -> list[str]:
+        """What a tiny model's tokenizer should keep whole for these references: the
+        :meth:`fragments`, and ``MATCH_MARK`` when lines carry it."""
+        return self.fragments() + ([MATCH_MARK] if self.mark_matches else [])
 
     def _name_of(self, index: int, listed: tuple[UIElement, ...]) -> str | None:
         """The name that refers to ``listed[index]``, or ``None`` when its text does not name

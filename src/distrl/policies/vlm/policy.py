@@ -111,11 +111,11 @@ class VLMPolicy(Policy):
         cfg = self.config
         device = resolve_device(cfg)
         elements = (
-            ElementReferences(cfg.element_list_max, cfg.element_reference)
+            ElementReferences(cfg.element_list_max, cfg.element_reference, cfg.element_match_marks)
             if cfg.element_list
             else None
         )
-        action_forms = elements.fragments() if elements is not None else ()
+        action_forms = elements.tokenizer_fragments() if elements is not None else ()
         base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_forms)
         self.model = add_lora(base, cfg)
         self.prompts = PromptBuilder(
