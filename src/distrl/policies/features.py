@@ -182,6 +182,11 @@ def text_words(text: str) -> set[str]:
     return set(_WORD_RE.findall(text.lower()))
 
 
+def overlap_share(words: set[str], instruction_words: set[str]) -> float:
+    """The share of ``words`` (an element's) that are instruction words; 0 for no words."""
+    return len(words & instruction_words) / max(1, len(words))
+
+
 # What may end a sentence or open a dictated passage: a capital right after one is grammar, not
 # a name ("Text Ana: Happy birthday", 'Say "Hello"').
 _SENTENCE_OPENERS = frozenset('.!?:;"\u201c\u2018(')
@@ -387,7 +392,7 @@ class ObservationFeaturizer:
                 float(bool(text)),
                 float(tap_targets[i]),
                 float(last_tap is not None and element.contains(*last_tap)),
-                len(words & instruction_words) / max(1, len(words)),
+                overlap_share(words, instruction_words),
                 float(bool(text) and text in instruction_lower),
                 i / max(1, count - 1),
                 float(i == count - 1),

@@ -46,7 +46,7 @@ from typing import Literal
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation, UIElement
-from distrl.policies.features import tap_point, text_words
+from distrl.policies.features import overlap_share, tap_point, text_words
 
 __all__ = ["MATCH_MARK", "MAX_NAME_WORDS", "ElementReferences", "ReferenceForm"]
 
@@ -90,8 +90,7 @@ def _element_line(index: int, element: UIElement, named: bool = False) -> str:
 def named_in(element: UIElement, instruction_words: set[str]) -> bool:
     """Whether at least half of ``element``'s words are words of the instruction (an element
     without words is never named)."""
-    words = text_words(element.text)
-    return bool(words) and 2 * len(words & instruction_words) >= len(words)
+    return overlap_share(text_words(element.text), instruction_words) >= 0.5
 
 
 class ElementReferences:
