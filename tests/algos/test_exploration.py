@@ -5,6 +5,7 @@ decay, its way into the replay's windows) and the TYPE head's rank prior."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -155,3 +156,15 @@ def test_the_run_config_carries_the_candidate_prior_into_the_small_policy() -> N
     policy = make_policy(load_config(None, ["explore.candidate_prior=1.5"]))
     assert isinstance(policy, SmallPolicy) and policy.config.candidate_prior == 1.5
     assert np.isclose(make_policy(load_config(None, [])).config.candidate_prior, 0.0)
+
+
+def test_the_run_config_carries_type_needs_focus_into_the_small_policy_and_its_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """A run's switch reaches the policy, and a saved checkpoint (what ``distrl eval`` loads)
+    keeps it, so the evaluated policy masks TYPE as the trained one did."""
+    policy = make_policy(load_config(None, ["explore.type_needs_focus=true"]))
+    assert isinstance(policy, SmallPolicy) and policy.config.type_needs_focus
+    assert not make_policy(load_config(None, [])).config.type_needs_focus
+    policy.save(tmp_path / "policy.pt")
+    assert SmallPolicy.load(tmp_path / "policy.pt").config.type_needs_focus

@@ -118,6 +118,8 @@ def _all_composite_actions(policy: SmallPolicy, obs: Observation) -> list[tuple[
                 if item.tap_targets[i]
             ]
         elif kind == ActionKind.TYPE:
+            if policy.config.type_needs_focus and not item.has_focus:
+                continue
             actions += [
                 (kind, policy._action_of(item, kind, 0, c)) for c in range(len(item.candidates))
             ]
@@ -189,6 +191,60 @@ def test_entropy_without_elements_or_candidates_has_no_tap_or_type() -> None:
     )
     assert all(a.action_type is not ActionType.TYPE for a in out.actions)
     _brute_force_check(policy, obs)
+
+
+def _form(focused: bool) -> Observation:
+    """MiniWoB++'s enter-text in miniature: a text field (focused or not) and a Submit button."""
+    field = UIElement("", (0.1, 0.1, 0.9, 0.2), True, "id/field", "input_text", focused=focused)
+    return _small_obs(
+        'Enter "Kasey" into the text field and press Submit.',
+        (field, _element("Submit", (0.1, 0.3, 0.4, 0.4))),
+    )
+
+
+def test_type_needs_focus_offers_type_only_where_a_field_has_the_focus() -> None:
+    """With ``type_needs_focus`` the kind head masks TYPE on a screen where nothing has the
+    focus (typing there changes nothing on any backend): acting never emits it, scoring calls a
+    stored TYPE there unrepresentable (log-prob 0, no actor gradient), and the probabilities
+    still sum to 1 with the entropy of the masked distribution. With the focus, TYPE is offered
+    as before; without the switch (the default) it is offered everywhere."""
+    gated = SmallPolicy(SmallPolicyConfig(type_needs_focus=True, init_seed=3))
+    ungated = SmallPolicy(SmallPolicyConfig(init_seed=3))
+    unfocused, focused = _form(False), _form(True)
+    type_kasey = Action.type_text("Kasey")
+
+    draws = gated.act([unfocused] * 300, generator=torch.Generator().manual_seed(0)).actions
+    assert not any(a.action_type is ActionType.TYPE for a in draws)
+    draws = gated.act([focused] * 300, generator=torch.Generator().manual_seed(0)).actions
+    assert any(a.action_type is ActionType.TYPE for a in draws)
+    draws = ungated.act([unfocused] * 300, generator=torch.Generator().manual_seed(0)).actions
+    assert any(a.action_type is ActionType.TYPE for a in draws)
+
+    scores = gated.score_actions([unfocused, focused], [type_kasey, type_kasey])
+    assert scores.representable.tolist() == [False, True]
+    logprobs = scores.logprobs.detach()
+    assert float(logprobs[0]) == 0.0 and float(logprobs[1]) < 0.0
+    assert bool(ungated.score_actions([unfocused], [type_kasey]).representable[0])
+    assert math.isnan(
+        float(gated.score_actions([unfocused], [type_kasey]).head_entropies["type_text"][0])
+    )
+    for policy in (gated, ungated):
+        for obs in (unfocused, focused):
+            _brute_force_check(policy, obs)
+
+
+def test_type_needs_focus_keeps_the_general_suites_oracle_steps(oracle_demos: list[Demo]) -> None:
+    """PhoneSim's expert taps a field before it types, so on the general suite the gate takes
+    no demonstrated step away. (On webshop it does: the site's search field sits at the bottom
+    and the keyboard covers it, so the element list shows nothing focused while typing works;
+    the switch's description says so.)"""
+    general = [d for d in oracle_demos if d.task.suite == "general"]
+    observations, actions = _flatten(general)
+    gated = SmallPolicy(SmallPolicyConfig(type_needs_focus=True))
+    assert any(a.action_type is ActionType.TYPE for a in actions)
+    assert gated.score_actions(observations, actions).representable.tolist() == (
+        SmallPolicy().score_actions(observations, actions).representable.tolist()
+    )
 
 
 def test_batching_with_different_element_counts_equals_one_by_one(

@@ -565,6 +565,16 @@ class ExploreConfig(ConfigSection):
         description="The novelty bonus falls linearly to 0 over this many trajectories reaching "
         "the replay, so late training optimises success alone.",
     )
+    type_needs_focus: bool = Field(
+        default=False,
+        description="Small policy: offer TYPE only on screens where an element has the input "
+        "focus. Typing with nothing focused changes nothing on PhoneSim, MiniWoB++ or Android, "
+        "so the TYPE logit then learns only where typing acts, and tasks without a field no "
+        "longer pull it down for the tasks that need one (docs/design.md §7.12). It trusts the "
+        "element list to show the focused field, as MiniWoB++'s DOM and an Android dump do; "
+        "PhoneSim hides a field the keyboard covers (webshop's site search), where it would "
+        "take typing away.",
+    )
 
 
 class DigiRLConfig(ConfigSection):

@@ -23,6 +23,7 @@ def small_policy(cfg: RunConfig) -> Policy:
     return SmallPolicy(
         SmallPolicyConfig(
             candidate_prior=cfg.explore.candidate_prior,
+            type_needs_focus=cfg.explore.type_needs_focus,
             recompute_activations=cfg.policy.small.recompute_activations,
             score_groups=cfg.policy.small.score_groups,
         )

@@ -248,7 +248,9 @@ class ObservationFeatures:
 
     ``tap_targets[i]`` says whether tapping element ``i``'s centre reaches element ``i`` itself
     (no later element covers that point): only those are offered to the pointer, so that the tap
-    an ``act`` emits maps back to the same element in ``score_actions``.
+    an ``act`` emits maps back to the same element in ``score_actions``. ``has_focus`` says
+    whether one of the kept elements has the input focus (where typing lands: a policy may offer
+    TYPE only then).
     """
 
     instruction_tokens: np.ndarray  # [L] int64
@@ -264,6 +266,7 @@ class ObservationFeatures:
     candidate_features: np.ndarray  # [C, CANDIDATE_FEATURES] float32
     elements: tuple[UIElement, ...]
     candidates: tuple[str, ...]
+    has_focus: bool
 
 
 @dataclass
@@ -288,6 +291,7 @@ class FeatureBatch:
     candidate_tokens: torch.Tensor  # [B, C, L]
     candidate_features: torch.Tensor  # [B, C, F]
     candidate_mask: torch.Tensor  # [B, C]
+    has_focus: torch.Tensor  # [B] bool
     items: list[ObservationFeatures]
 
     @property
@@ -469,6 +473,7 @@ class ObservationFeaturizer:
             candidate_features=candidate_features,
             elements=elements,
             candidates=candidates,
+            has_focus=focused is not None,
         )
 
     def __getstate__(self) -> dict[str, object]:
@@ -612,5 +617,6 @@ def collate(
             )
         ),
         candidate_mask=tensor(candidate_mask),
+        has_focus=tensor(np.array([it.has_focus for it in items], dtype=bool)),
         items=list(items),
     )

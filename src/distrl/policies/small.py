@@ -10,6 +10,9 @@ coordinates or spelling text, the policy chooses
   status bar is how it waits for a loading page),
 * for TYPE, a **candidate** text from :mod:`distrl.policies.candidates` (pointer head).
 
+A kind is offered only where it can act: TAP where an element can be tapped, TYPE where the
+instruction offers a candidate and, with ``type_needs_focus``, where an element has the focus.
+
 The composite action's probability factorises, so with k the kind and x its argument
 
     log pi(a|s) = log p(k|s) + log p(x|k, s)          (no argument term for argument-free kinds)
@@ -147,6 +150,11 @@ class SmallPolicyConfig(ConfigSection):
         le=10.0,
         description="Zipf prior of the TYPE head: -a*log(1+rank) added to the rank-th "
         "candidate's logit (explore.candidate_prior; docs/design.md §7.12).",
+    )
+    type_needs_focus: bool = Field(
+        default=False,
+        description="Offer TYPE only on screens where an element has the input focus "
+        "(explore.type_needs_focus; docs/design.md §7.12).",
     )
     recompute_activations: bool = Field(
         default=True,
@@ -369,7 +377,8 @@ class SmallPolicy(Policy):
         """Map device actions to the composite space of ``batch``'s observations."""
         check_one_action_each(batch.batch_size, len(actions))
         rows = [
-            self._target_of(item, action) for item, action in zip(batch.items, actions, strict=True)
+            self._target_of(item, action, self.config.type_needs_focus)
+            for item, action in zip(batch.items, actions, strict=True)
         ]
         kinds, elements, candidates, representable = zip(*rows, strict=True)
         device = self.device
@@ -381,7 +390,9 @@ class SmallPolicy(Policy):
         )
 
     @staticmethod
-    def _target_of(item: ObservationFeatures, action: Action) -> tuple[int, int, int, bool]:
+    def _target_of(
+        item: ObservationFeatures, action: Action, type_needs_focus: bool
+    ) -> tuple[int, int, int, bool]:
         kind = kind_of_action(action)
         if kind == HISTORY_OTHER:
             return (0, 0, 0, False)  # INVALID, or a horizontal swipe
@@ -391,6 +402,8 @@ class SmallPolicy(Policy):
                 return (0, 0, 0, False)  # a tap on nothing listed, or on a covered element
             return (kind, index, 0, True)
         if kind == ActionKind.TYPE:
+            if type_needs_focus and not item.has_focus:
+                return (0, 0, 0, False)  # typing where nothing has the focus: not offered
             try:
                 return (kind, 0, item.candidates.index(action.text), True)
             except ValueError:
@@ -466,6 +479,8 @@ class SmallPolicy(Policy):
         )
         kind_mask[:, ActionKind.TAP] = batch.tap_targets.any(dim=1)
         kind_mask[:, ActionKind.TYPE] = batch.candidate_mask.any(dim=1)
+        if cfg.type_needs_focus:
+            kind_mask[:, ActionKind.TYPE] &= batch.has_focus
         kind_logp = _masked_log_softmax(self.kind_head(h_summary), kind_mask)
 
         # H(pi) = H(k) + p(TAP) H(element | TAP) + p(TYPE) H(candidate | TYPE)
