@@ -27,6 +27,7 @@ VARIANTS = (
     "horizon-10",
     "horizon-10-unsolved",
     "horizon-10-unsolved-success-cost",
+    "focus-typing",
 )
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
