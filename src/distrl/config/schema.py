@@ -1091,6 +1091,14 @@ class VLMPolicyConfig(ConfigSection):
         "feature as text, so that a tiny model finds held-out names it cannot yet copy "
         "(docs/design.md §5).",
     )
+    name_placeholders: bool = Field(
+        default=False,
+        description="With element_list: replace the instruction's names (runs of capitalised "
+        "words where no sentence starts) by Name1, Name2, ... in the instruction and in every "
+        "element's text, and put them back in typed texts before they reach the device, so "
+        "train and test prompts differ in no name the model has not been trained on "
+        "(docs/design.md §5).",
+    )
     admissible_actions: bool = Field(
         default=False,
         description="Decode only admissible action texts (with element_list): a tap on a listed "
@@ -1142,6 +1150,11 @@ class VLMPolicyConfig(ConfigSection):
             raise ValueError(
                 "policy.vlm.element_match_marks=true needs policy.vlm.element_list=true (it marks "
                 "lines of the element list)"
+            )
+        if self.name_placeholders and not self.element_list:
+            raise ValueError(
+                "policy.vlm.name_placeholders=true needs policy.vlm.element_list=true (without "
+                "the list the names stay on the screenshot the model reads)"
             )
         return self
 

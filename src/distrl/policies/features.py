@@ -61,6 +61,7 @@ __all__ = [
     "ObservationFeaturizer",
     "collate",
     "hashed_tokens",
+    "instruction_names",
     "kind_of_action",
     "resolve_tap",
     "tap_point",
@@ -226,6 +227,25 @@ def _instruction_words(instruction: str) -> tuple[_InstructionWord, ...]:
             sentence_start, name_like = False, out[-1].name_like
         out.append(_InstructionWord(match.start(), match.end(), word, sentence_start, name_like))
     return tuple(out)
+
+
+def instruction_names(instruction: str) -> tuple[str, ...]:
+    """The instruction's names, each once, in order: maximal runs of name-like words joined by
+    a space or a hyphen, a genitive "'s" left out.
+
+    >>> instruction_names("Store Olivia Baker's number. Then open Wi-Fi, Clock and Clock")
+    ('Olivia Baker', 'Wi-Fi', 'Clock')
+    """
+    runs: list[tuple[int, int]] = []
+    for word in _instruction_words(instruction):
+        genitive = word.text == "s" and instruction[word.start - 1 : word.start] in ("'", "\u2019")
+        if not word.name_like or genitive:
+            continue
+        if runs and instruction[runs[-1][1] : word.start] in (" ", "-"):
+            runs[-1] = (runs[-1][0], word.end)
+        else:
+            runs.append((word.start, word.end))
+    return tuple(dict.fromkeys(instruction[start:end] for start, end in runs))
 
 
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|'[^']*'|\u201c[^\u201d]*\u201d")

@@ -70,6 +70,7 @@ from distrl.policies.vlm.decoding import (
 )
 from distrl.policies.vlm.elements import ElementReferences
 from distrl.policies.vlm.lora import add_lora, state_bytes
+from distrl.policies.vlm.placeholders import Placeholders, placeholder_words
 from distrl.policies.vlm.prompt import PromptBuilder
 
 __all__ = ["VLMPolicy"]
@@ -115,7 +116,11 @@ class VLMPolicy(Policy):
             if cfg.element_list
             else None
         )
-        action_forms = elements.tokenizer_fragments() if elements is not None else ()
+        action_forms = elements.tokenizer_fragments() if elements is not None else []
+        if cfg.name_placeholders:  # with and without a space before: one token in prose too
+            action_forms += [
+                f"{space}{word}" for word in placeholder_words() for space in ("", " ")
+            ]
         base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_forms)
         self.model = add_lora(base, cfg)
         self.prompts = PromptBuilder(
@@ -184,9 +189,33 @@ class VLMPolicy(Policy):
         logprobs, entropies, values = (torch.cat(p).float().cpu() for p in zip(*parts, strict=True))
         return PolicyOutput(actions, logprobs, entropies, values)
 
+    def _seen(
+        self, observations: Sequence[Observation]
+    ) -> tuple[Sequence[Observation], list[Placeholders] | None]:
+        """The observations as the model reads them and, with ``name_placeholders``, each one's
+        names (:mod:`.placeholders`; None: the model reads them as they are)."""
+        if not self.config.name_placeholders:
+            return observations, None
+        names = [Placeholders.of(obs.instruction) for obs in observations]
+        return [n.observation(obs) for n, obs in zip(names, observations, strict=True)], names
+
     def _act_chunk(
         self, observations: Sequence[Observation], choice: Choice
     ) -> tuple[list[Action], torch.Tensor, torch.Tensor, torch.Tensor]:
+        seen, names = self._seen(observations)
+        actions, logprobs, entropies, values = self._act_seen(seen, choice, observations)
+        if names is not None:  # the device types the names, not their placeholders
+            actions = [n.shown_action(a) for n, a in zip(names, actions, strict=True)]
+        return actions, logprobs, entropies, values
+
+    def _act_seen(
+        self,
+        observations: Sequence[Observation],
+        choice: Choice,
+        originals: Sequence[Observation],
+    ) -> tuple[list[Action], torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`_act_chunk` on the model's view of the observations; the separate critic
+        reads the ``originals`` (it has its own features and needs no placeholders)."""
         prompts = self.prompts
         inputs = prompts.inputs(observations, self.device)
         sampled = sample(self.model, inputs, self._decoding, choice, self._tries(observations))
@@ -205,14 +234,16 @@ class VLMPolicy(Policy):
         pairs = zip(sampled.tokens, canonical, strict=True)
         rescore = [i for i, (got, want) in enumerate(pairs) if got != want]
         if rescore:
-            again = self._score([observations[i] for i in rescore], [actions[i] for i in rescore])
+            again = self._score_seen(
+                [observations[i] for i in rescore], [actions[i] for i in rescore]
+            )
             logprobs[rescore] = again.logprobs.to(logprobs.dtype)
             entropies[rescore] = again.entropies.to(entropies.dtype)
         if self._pooled_critic:
             assert sampled.scores.features is not None
             values = self.critic.value(sampled.scores.features)
         else:
-            values = self.critic.value(observations)
+            values = self.critic.value(originals)
         return actions, logprobs, entropies, values
 
     def _parse(self, text: str, observation: Observation) -> Action:
@@ -228,6 +259,15 @@ class VLMPolicy(Policy):
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> SequenceScores:
         """Teacher-forced scores of the canonical text of ``actions`` (differentiable)."""
+        seen, names = self._seen(observations)
+        if names is not None:
+            actions = [n.hidden_action(a) for n, a in zip(names, actions, strict=True)]
+        return self._score_seen(seen, actions)
+
+    def _score_seen(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> SequenceScores:
+        """:meth:`_score` on the model's view of observations and actions."""
         inputs = self.prompts.inputs(observations, self.device)
         targets = [
             self.prompts.action_ids(action, obs)
@@ -286,6 +326,7 @@ class VLMPolicy(Policy):
         )
 
     def _features(self, observations: Sequence[Observation]) -> torch.Tensor:
+        observations, _ = self._seen(observations)
         with self._threads():
             parts = [
                 prompt_features(self.model, self.prompts.inputs(chunk, self.device))
