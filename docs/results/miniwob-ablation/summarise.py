@@ -28,6 +28,7 @@ VARIANTS = (
     "horizon-10-unsolved",
     "horizon-10-unsolved-success-cost",
     "focus-typing",
+    "horizon-10-unsolved-focus",
 )
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
