@@ -158,13 +158,17 @@ def test_the_run_config_carries_the_candidate_prior_into_the_small_policy() -> N
     assert np.isclose(make_policy(load_config(None, [])).config.candidate_prior, 0.0)
 
 
-def test_the_run_config_carries_type_needs_focus_into_the_small_policy_and_its_checkpoint(
+def test_the_run_config_carries_the_focus_switches_into_the_small_policy_and_its_checkpoint(
     tmp_path: Path,
 ) -> None:
     """A run's switch reaches the policy, and a saved checkpoint (what ``distrl eval`` loads)
     keeps it, so the evaluated policy masks TYPE as the trained one did."""
-    policy = make_policy(load_config(None, ["explore.type_needs_focus=true"]))
+    policy = make_policy(
+        load_config(None, ["explore.type_needs_focus=true", "explore.focused_type_prior=2"])
+    )
     assert isinstance(policy, SmallPolicy) and policy.config.type_needs_focus
+    assert policy.config.focused_type_prior == 2.0
     assert not make_policy(load_config(None, [])).config.type_needs_focus
     policy.save(tmp_path / "policy.pt")
-    assert SmallPolicy.load(tmp_path / "policy.pt").config.type_needs_focus
+    loaded = SmallPolicy.load(tmp_path / "policy.pt").config
+    assert loaded.type_needs_focus and loaded.focused_type_prior == 2.0

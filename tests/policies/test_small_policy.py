@@ -233,6 +233,32 @@ def test_type_needs_focus_offers_type_only_where_a_field_has_the_focus() -> None
             _brute_force_check(policy, obs)
 
 
+def test_focused_type_prior_raises_the_type_logit_by_its_value_where_a_field_has_the_focus() -> (
+    None
+):
+    """The prior adds exactly its value to TYPE's logit against every other kind on a focused
+    screen and nothing elsewhere; acting and scoring agree and the entropy stays exact."""
+    plain = SmallPolicy(SmallPolicyConfig(init_seed=3))
+    prior = SmallPolicy(SmallPolicyConfig(init_seed=3, focused_type_prior=2.5))
+    type_kasey, tap_submit = Action.type_text("Kasey"), Action.tap(0.35, 0.25)
+
+    def type_over_tap(policy: SmallPolicy, obs: Observation) -> float:
+        logp = policy.score_actions([obs, obs], [type_kasey, tap_submit]).logprobs.detach()
+        return float(logp[0] - logp[1])
+
+    focused, unfocused = _form(True), _form(False)
+    assert math.isclose(
+        type_over_tap(prior, focused) - type_over_tap(plain, focused), 2.5, abs_tol=1e-4
+    )
+    assert math.isclose(
+        type_over_tap(prior, unfocused), type_over_tap(plain, unfocused), abs_tol=1e-5
+    )
+    out = prior.act([focused] * 8, generator=torch.Generator().manual_seed(1))
+    scored = prior.score_actions([focused] * 8, out.actions).logprobs.detach()
+    assert torch.allclose(out.logprobs, scored, atol=1e-5)
+    _brute_force_check(prior, focused)
+
+
 def test_type_needs_focus_keeps_the_general_suites_oracle_steps(oracle_demos: list[Demo]) -> None:
     """PhoneSim's expert taps a field before it types, so on the general suite the gate takes
     no demonstrated step away. (On webshop it does: the site's search field sits at the bottom

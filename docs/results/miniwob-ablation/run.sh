@@ -16,7 +16,8 @@
 # §7.12), so that on a task not yet solved the shortest failure (tapping Submit at once) is no
 # better than a longer one. focus-typing: TYPE offered only on screens with a focused field
 # (explore.type_needs_focus, design.md §7.12), so the TYPE logit learns only where typing acts.
-# horizon-10-unsolved-focus: horizon-10-unsolved with that gate as well.
+# horizon-10-unsolved-focus: horizon-10-unsolved with that gate as well; -prior: and a TYPE
+# prior of 2 on focused screens (explore.focused_type_prior).
 set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
@@ -38,6 +39,9 @@ declare -A arms=(
     explore.type_needs_focus=true"
   [horizon-10-unsolved-focus]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5 env.miniwob.horizon=10 explore.type_needs_focus=true"
+  [horizon-10-unsolved-focus-prior]="--methods both curriculum.enabled=true
+    success_replay.share=0.1 curriculum.unsolved_score=0.5 env.miniwob.horizon=10
+    explore.type_needs_focus=true explore.focused_type_prior=2"
 )
 read -ra order <<< "${ARMS:-no-candidate-prior no-novelty no-curriculum no-success-replay}"
 for arm in "${order[@]}"; do

@@ -29,6 +29,7 @@ VARIANTS = (
     "horizon-10-unsolved-success-cost",
     "focus-typing",
     "horizon-10-unsolved-focus",
+    "horizon-10-unsolved-focus-prior",
 )
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")

@@ -575,6 +575,17 @@ class ExploreConfig(ConfigSection):
         "PhoneSim hides a field the keyboard covers (webshop's site search), where it would "
         "take typing away.",
     )
+    focused_type_prior: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=10.0,
+        description="Small policy: add this to the TYPE kind's logit on screens where an "
+        "element has the input focus (a focused field is where people type next). The click "
+        "tasks' successes push TAP up on every screen, so after a from-scratch policy taps a "
+        "field it taps again instead of typing; the prior keeps TYPE likely there until "
+        "learning moves it. Part of the policy, so acting and scoring agree; 0 turns it off "
+        "(docs/design.md §7.12).",
+    )
 
 
 class DigiRLConfig(ConfigSection):

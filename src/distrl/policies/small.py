@@ -156,6 +156,13 @@ class SmallPolicyConfig(ConfigSection):
         description="Offer TYPE only on screens where an element has the input focus "
         "(explore.type_needs_focus; docs/design.md §7.12).",
     )
+    focused_type_prior: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=10.0,
+        description="Added to the TYPE kind's logit on screens where an element has the focus "
+        "(explore.focused_type_prior; docs/design.md §7.12).",
+    )
     recompute_activations: bool = Field(
         default=True,
         description="Keep only each encoder layer's input for the backward pass and recompute "
@@ -481,7 +488,12 @@ class SmallPolicy(Policy):
         kind_mask[:, ActionKind.TYPE] = batch.candidate_mask.any(dim=1)
         if cfg.type_needs_focus:
             kind_mask[:, ActionKind.TYPE] &= batch.has_focus
-        kind_logp = _masked_log_softmax(self.kind_head(h_summary), kind_mask)
+        kind_logits = self.kind_head(h_summary)
+        if cfg.focused_type_prior:
+            type_prior = torch.zeros_like(kind_logits)
+            type_prior[:, ActionKind.TYPE] = cfg.focused_type_prior * batch.has_focus
+            kind_logits = kind_logits + type_prior
+        kind_logp = _masked_log_softmax(kind_logits, kind_mask)
 
         # H(pi) = H(k) + p(TAP) H(element | TAP) + p(TYPE) H(candidate | TYPE)
         kind_p = kind_logp.exp()
