@@ -19,8 +19,6 @@ hides them again in a stored action before it is scored, so the model's texts, t
 and the device's actions agree. Taps are points and need neither. A text that already contains
 a placeholder word such as ``Name1`` would not survive the round trip; no suite writes one.
 
->>> from distrl.core.observation import Observation, UIElement
->>> import numpy as np
 >>> names = Placeholders.of("Call Olivia Baker, then text Kai")
 >>> names.names
 ('Olivia Baker', 'Kai')
@@ -35,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
@@ -51,8 +50,10 @@ def placeholder_words() -> list[str]:
     return [f"Name{number}" for number in range(1, MAX_PLACEHOLDERS + 1)]
 
 
-def _whole_words(texts: list[str]) -> re.Pattern[str] | None:
-    """One pattern matching any of ``texts`` as whole words, longest first (None: no texts)."""
+@lru_cache(maxsize=1024)
+def _whole_words(texts: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern matching any of ``texts`` as whole words, longest first (None: no texts).
+    Cached: every act and score hides the names in every element of every observation."""
     if not texts:
         return None
     ordered = sorted(texts, key=len, reverse=True)
@@ -75,14 +76,14 @@ class Placeholders:
 
     def hide(self, text: str) -> str:
         """``text`` with every whole-word occurrence of a name replaced by its placeholder."""
-        pattern = _whole_words(list(self.names))
+        pattern = _whole_words(self.names)
         if pattern is None:
             return text
         return pattern.sub(lambda match: self._placeholder(match.group()), text)
 
     def show(self, text: str) -> str:
         """``text`` with every placeholder replaced by the name it stands for."""
-        pattern = _whole_words(placeholder_words()[: len(self.names)])
+        pattern = _whole_words(tuple(placeholder_words()[: len(self.names)]))
         if pattern is None:
             return text
         return pattern.sub(lambda match: self.names[int(match.group()[4:]) - 1], text)
