@@ -164,7 +164,14 @@ def test_the_run_config_carries_the_focus_switches_into_the_small_policy_and_its
     """A run's switch reaches the policy, and a saved checkpoint (what ``distrl eval`` loads)
     keeps it, so the evaluated policy masks TYPE as the trained one did."""
     policy = make_policy(
-        load_config(None, ["explore.type_needs_focus=true", "explore.focused_type_prior=2"])
+        load_config(
+            None,
+            [
+                "explore.type_needs_focus=true",
+                "explore.focused_type_prior=2",
+                "explore.empty_field_type_prior=1.5",
+            ],
+        )
     )
     assert isinstance(policy, SmallPolicy) and policy.config.type_needs_focus
     assert policy.config.focused_type_prior == 2.0
@@ -172,3 +179,4 @@ def test_the_run_config_carries_the_focus_switches_into_the_small_policy_and_its
     policy.save(tmp_path / "policy.pt")
     loaded = SmallPolicy.load(tmp_path / "policy.pt").config
     assert loaded.type_needs_focus and loaded.focused_type_prior == 2.0
+    assert loaded.empty_field_type_prior == 1.5

@@ -193,9 +193,10 @@ def test_entropy_without_elements_or_candidates_has_no_tap_or_type() -> None:
     _brute_force_check(policy, obs)
 
 
-def _form(focused: bool) -> Observation:
-    """MiniWoB++'s enter-text in miniature: a text field (focused or not) and a Submit button."""
-    field = UIElement("", (0.1, 0.1, 0.9, 0.2), True, "id/field", "input_text", focused=focused)
+def _form(focused: bool, typed: str = "") -> Observation:
+    """MiniWoB++'s enter-text in miniature: a text field (focused or not, holding ``typed``)
+    and a Submit button."""
+    field = UIElement(typed, (0.1, 0.1, 0.9, 0.2), True, "id/field", "input_text", focused=focused)
     return _small_obs(
         'Enter "Kasey" into the text field and press Submit.',
         (field, _element("Submit", (0.1, 0.3, 0.4, 0.4))),
@@ -257,6 +258,49 @@ def test_focused_type_prior_raises_the_type_logit_by_its_value_where_a_field_has
     scored = prior.score_actions([focused] * 8, out.actions).logprobs.detach()
     assert torch.allclose(out.logprobs, scored, atol=1e-5)
     _brute_force_check(prior, focused)
+
+
+def test_empty_field_type_prior_lifts_type_only_until_the_focused_field_holds_text() -> None:
+    """The empty-field prior adds exactly its value to TYPE's logit where the focused field is
+    still empty, nothing once it holds text (the focus stays there after typing) or where
+    nothing has the focus; it adds to the focused-screen prior; acting and scoring agree."""
+    plain = SmallPolicy(SmallPolicyConfig(init_seed=3))
+    empty = SmallPolicy(SmallPolicyConfig(init_seed=3, empty_field_type_prior=1.5))
+    both = SmallPolicy(
+        SmallPolicyConfig(init_seed=3, empty_field_type_prior=1.5, focused_type_prior=0.5)
+    )
+    type_kasey, tap_submit = Action.type_text("Kasey"), Action.tap(0.35, 0.25)
+
+    def type_over_tap(policy: SmallPolicy, obs: Observation) -> float:
+        logp = policy.score_actions([obs, obs], [type_kasey, tap_submit]).logprobs.detach()
+        return float(logp[0] - logp[1])
+
+    focused_empty, focused_filled = _form(True), _form(True, typed="Kasey")
+    unfocused = _form(False)
+    assert SmallPolicy().featurize(
+        [focused_empty, focused_filled, unfocused]
+    ).focus_empty.tolist() == [
+        True,
+        False,
+        False,
+    ]
+    expected = [
+        (empty, focused_empty, 1.5),
+        (empty, focused_filled, 0.0),
+        (empty, unfocused, 0.0),
+        (both, focused_empty, 2.0),
+        (both, focused_filled, 0.5),
+        (both, unfocused, 0.0),
+    ]
+    for policy, obs, lift in expected:
+        assert math.isclose(
+            type_over_tap(policy, obs) - type_over_tap(plain, obs), lift, abs_tol=1e-4
+        )
+    out = empty.act([focused_empty] * 8, generator=torch.Generator().manual_seed(1))
+    scored = empty.score_actions([focused_empty] * 8, out.actions).logprobs.detach()
+    assert torch.allclose(out.logprobs, scored, atol=1e-5)
+    _brute_force_check(both, focused_empty)
+    _brute_force_check(both, focused_filled)
 
 
 def test_type_needs_focus_keeps_the_general_suites_oracle_steps(oracle_demos: list[Demo]) -> None:

@@ -17,7 +17,9 @@
 # better than a longer one. focus-typing: TYPE offered only on screens with a focused field
 # (explore.type_needs_focus, design.md §7.12), so the TYPE logit learns only where typing acts.
 # horizon-10-unsolved-focus: horizon-10-unsolved with that gate as well; -prior: and a TYPE
-# prior of 2 on focused screens (explore.focused_type_prior).
+# prior of 2 on focused screens (explore.focused_type_prior); -emptyprior: the gate and a TYPE
+# prior of 2 only while the focused field is empty (explore.empty_field_type_prior), so the
+# prior stops pushing a second text into a filled field.
 set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
@@ -42,6 +44,9 @@ declare -A arms=(
   [horizon-10-unsolved-focus-prior]="--methods both curriculum.enabled=true
     success_replay.share=0.1 curriculum.unsolved_score=0.5 env.miniwob.horizon=10
     explore.type_needs_focus=true explore.focused_type_prior=2"
+  [horizon-10-unsolved-focus-emptyprior]="--methods both curriculum.enabled=true
+    success_replay.share=0.1 curriculum.unsolved_score=0.5 env.miniwob.horizon=10
+    explore.type_needs_focus=true explore.empty_field_type_prior=2"
 )
 read -ra order <<< "${ARMS:-no-candidate-prior no-novelty no-curriculum no-success-replay}"
 for arm in "${order[@]}"; do

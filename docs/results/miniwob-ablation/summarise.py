@@ -30,6 +30,7 @@ VARIANTS = (
     "focus-typing",
     "horizon-10-unsolved-focus",
     "horizon-10-unsolved-focus-prior",
+    "horizon-10-unsolved-focus-emptyprior",
 )
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")

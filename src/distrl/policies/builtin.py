@@ -25,6 +25,7 @@ def small_policy(cfg: RunConfig) -> Policy:
             candidate_prior=cfg.explore.candidate_prior,
             type_needs_focus=cfg.explore.type_needs_focus,
             focused_type_prior=cfg.explore.focused_type_prior,
+            empty_field_type_prior=cfg.explore.empty_field_type_prior,
             recompute_activations=cfg.policy.small.recompute_activations,
             score_groups=cfg.policy.small.score_groups,
         )

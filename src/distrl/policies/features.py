@@ -270,7 +270,8 @@ class ObservationFeatures:
     (no later element covers that point): only those are offered to the pointer, so that the tap
     an ``act`` emits maps back to the same element in ``score_actions``. ``has_focus`` says
     whether one of the kept elements has the input focus (where typing lands: a policy may offer
-    TYPE only then).
+    TYPE only then); ``focus_empty`` whether that element also shows no text yet (typing there
+    fills a field, where typing into a filled one appends to what is there).
     """
 
     instruction_tokens: np.ndarray  # [L] int64
@@ -287,6 +288,7 @@ class ObservationFeatures:
     elements: tuple[UIElement, ...]
     candidates: tuple[str, ...]
     has_focus: bool
+    focus_empty: bool
 
 
 @dataclass
@@ -312,6 +314,7 @@ class FeatureBatch:
     candidate_features: torch.Tensor  # [B, C, F]
     candidate_mask: torch.Tensor  # [B, C]
     has_focus: torch.Tensor  # [B] bool
+    focus_empty: torch.Tensor  # [B] bool
     items: list[ObservationFeatures]
 
     @property
@@ -494,6 +497,7 @@ class ObservationFeaturizer:
             elements=elements,
             candidates=candidates,
             has_focus=focused is not None,
+            focus_empty=focused is not None and not focused.text.strip(),
         )
 
     def __getstate__(self) -> dict[str, object]:
@@ -638,5 +642,6 @@ def collate(
         ),
         candidate_mask=tensor(candidate_mask),
         has_focus=tensor(np.array([it.has_focus for it in items], dtype=bool)),
+        focus_empty=tensor(np.array([it.focus_empty for it in items], dtype=bool)),
         items=list(items),
     )

@@ -163,6 +163,13 @@ class SmallPolicyConfig(ConfigSection):
         description="Added to the TYPE kind's logit on screens where an element has the focus "
         "(explore.focused_type_prior; docs/design.md §7.12).",
     )
+    empty_field_type_prior: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=10.0,
+        description="Added to the TYPE kind's logit on screens where the focused element shows "
+        "no text yet (explore.empty_field_type_prior; docs/design.md §7.12).",
+    )
     recompute_activations: bool = Field(
         default=True,
         description="Keep only each encoder layer's input for the backward pass and recompute "
@@ -489,9 +496,12 @@ class SmallPolicy(Policy):
         if cfg.type_needs_focus:
             kind_mask[:, ActionKind.TYPE] &= batch.has_focus
         kind_logits = self.kind_head(h_summary)
-        if cfg.focused_type_prior:
+        if cfg.focused_type_prior or cfg.empty_field_type_prior:
             type_prior = torch.zeros_like(kind_logits)
-            type_prior[:, ActionKind.TYPE] = cfg.focused_type_prior * batch.has_focus
+            type_prior[:, ActionKind.TYPE] = (
+                cfg.focused_type_prior * batch.has_focus
+                + cfg.empty_field_type_prior * batch.focus_empty
+            )
             kind_logits = kind_logits + type_prior
         kind_logp = _masked_log_softmax(kind_logits, kind_mask)
 
