@@ -593,8 +593,8 @@ class ExploreConfig(ConfigSection):
         description="Small policy: add this to the TYPE kind's logit on screens where the "
         "focused element shows no text yet. The focus stays in a field after typing, so "
         "focused_type_prior keeps pushing TYPE there and a second text is appended to the "
-        "first (measured on MiniWoB++: from-scratch policies typed two to four times into "
-        "enter-text's field and never once typed and pressed Submit); this prior lifts TYPE "
+        "first (measured on MiniWoB++, one seed: 42 of the 46 enter-text episodes that typed "
+        "typed two to seven times, none succeeded); this prior lifts TYPE "
         "only until the field holds text. A field that shows a hint as its text counts as "
         "filled, so the prior does nothing there. Adds to focused_type_prior; 0 turns it off "
         "(docs/design.md §7.12).",
