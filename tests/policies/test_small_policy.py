@@ -277,13 +277,8 @@ def test_empty_field_type_prior_lifts_type_only_until_the_focused_field_holds_te
 
     focused_empty, focused_filled = _form(True), _form(True, typed="Kasey")
     unfocused = _form(False)
-    assert SmallPolicy().featurize(
-        [focused_empty, focused_filled, unfocused]
-    ).focus_empty.tolist() == [
-        True,
-        False,
-        False,
-    ]
+    batch = SmallPolicy().featurize([focused_empty, focused_filled, unfocused])
+    assert batch.focus_empty.tolist() == [True, False, False]
     expected = [
         (empty, focused_empty, 1.5),
         (empty, focused_filled, 0.0),
