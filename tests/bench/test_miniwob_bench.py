@@ -11,7 +11,7 @@ import pytest
 from distrl.bench.methods import EXPLORATION_METHODS_BY_NAME
 from distrl.bench.miniwob_bench import TASK_SETS, BenchRun, _by_method, bench_config, resolve_tasks
 from distrl.cli.main import main
-from distrl.config.schema import MiniWoBConfig
+from distrl.config.schema import ExploreConfig, MiniWoBConfig
 from distrl.envs.miniwob import MiniWoBEnv, miniwob_tasks
 from distrl.errors import InputError
 
@@ -46,9 +46,24 @@ def test_a_bench_run_is_from_scratch_and_its_seed_wins_over_the_overrides() -> N
     assert cfg.train.demo_fraction == 0 and cfg.train.minutes == 2.0
     assert cfg.env.miniwob.tasks == ["click-test", "enter-text"] and cfg.env.backend == "miniwob"
     assert cfg.seed == 7 and cfg.train.devices == 1
-    both = EXPLORATION_METHODS_BY_NAME["both"].overrides
-    explored = bench_config(("click-test",), 1.0, 0, both)
-    assert explored.explore.candidate_prior > 0 and explored.explore.novelty_bonus > 0
+
+
+def test_the_bench_switches_every_mechanism_on_and_one_override_turns_one_off() -> None:
+    cfg = bench_config(("enter-text",), 1.0, 0)
+    assert cfg.curriculum.enabled and cfg.curriculum.unsolved_score == 0.5
+    assert cfg.success_replay.share == 0.1 and cfg.env.miniwob.horizon == 10
+    assert cfg.explore.candidate_prior == 2.0 and cfg.explore.novelty_bonus == 0.2
+    assert cfg.explore.type_needs_focus and cfg.explore.empty_field_type_prior == 2.0
+    # "none" switches every exploration mechanism off; the curriculum and replay stay.
+    bare = bench_config(("enter-text",), 1.0, 0, EXPLORATION_METHODS_BY_NAME["none"].overrides)
+    assert bare.explore == ExploreConfig() and bare.curriculum.enabled
+    # "both" is the two original mechanisms alone, as it was before the bench switched the
+    # focus mechanisms on (so older commands measure what they did).
+    both = bench_config(("enter-text",), 1.0, 0, EXPLORATION_METHODS_BY_NAME["both"].overrides)
+    assert both.explore == ExploreConfig(candidate_prior=2.0, novelty_bonus=0.2)
+    # The user's override wins over the bench's setting.
+    short = bench_config(("enter-text",), 1.0, 0, ["env.miniwob.horizon=6"])
+    assert short.env.miniwob.horizon == 6
 
 
 def test_several_seeds_average_per_method() -> None:

@@ -24,21 +24,25 @@ set -euo pipefail
 out=docs/results/miniwob-ablation
 seeds=("$@")
 ((${#seeds[@]})) || seeds=(0 1 2)
+# The arms above the "default-" ones predate the bench's own settings (miniwob_bench.py,
+# FROM_SCRATCH_SETTINGS, since 2026-12-04): they ran with the miniwob preset's 6 steps and
+# curriculum.unsolved_score=0, which $before now states where an arm did not set them.
+before="env.miniwob.horizon=6 curriculum.unsolved_score=0"
 declare -A arms=(
-  [no-curriculum]="--methods both curriculum.enabled=false success_replay.share=0.1"
-  [no-success-replay]="--methods both curriculum.enabled=true success_replay.share=0"
-  [no-candidate-prior]="--methods novelty curriculum.enabled=true success_replay.share=0.1"
-  [no-novelty]="--methods candidate_prior curriculum.enabled=true success_replay.share=0.1"
+  [no-curriculum]="--methods both curriculum.enabled=false success_replay.share=0.1 $before"
+  [no-success-replay]="--methods both curriculum.enabled=true success_replay.share=0 $before"
+  [no-candidate-prior]="--methods novelty curriculum.enabled=true success_replay.share=0.1 $before"
+  [no-novelty]="--methods candidate_prior curriculum.enabled=true success_replay.share=0.1 $before"
   [curriculum-unsolved]="--methods both curriculum.enabled=true success_replay.share=0.1
-    curriculum.unsolved_score=0.5"
+    curriculum.unsolved_score=0.5 env.miniwob.horizon=6"
   [horizon-10]="--methods both curriculum.enabled=true success_replay.share=0.1
-    env.miniwob.horizon=10"
+    env.miniwob.horizon=10 curriculum.unsolved_score=0"
   [horizon-10-unsolved]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5 env.miniwob.horizon=10"
   [horizon-10-unsolved-success-cost]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5 env.miniwob.horizon=10 aride.step_cost_on_failure=false"
   [focus-typing]="--methods both curriculum.enabled=true success_replay.share=0.1
-    explore.type_needs_focus=true"
+    explore.type_needs_focus=true $before"
   [horizon-10-unsolved-focus]="--methods both curriculum.enabled=true success_replay.share=0.1
     curriculum.unsolved_score=0.5 env.miniwob.horizon=10 explore.type_needs_focus=true"
   [horizon-10-unsolved-focus-prior]="--methods both curriculum.enabled=true
@@ -47,6 +51,15 @@ declare -A arms=(
   [horizon-10-unsolved-focus-emptyprior]="--methods both curriculum.enabled=true
     success_replay.share=0.1 curriculum.unsolved_score=0.5 env.miniwob.horizon=10
     explore.type_needs_focus=true explore.empty_field_type_prior=2"
+  # One mechanism off the bench's own settings (every mechanism on; the arm just above is
+  # those settings, named before they became the bench's).
+  [default-no-curriculum]="curriculum.enabled=false"
+  [default-no-success-replay]="success_replay.share=0"
+  [default-no-candidate-prior]="explore.candidate_prior=0"
+  [default-no-novelty]="explore.novelty_bonus=0"
+  [default-no-focus-gate]="explore.type_needs_focus=false"
+  [default-no-empty-prior]="explore.empty_field_type_prior=0"
+  [default-horizon-6]="env.miniwob.horizon=6"
 )
 read -ra order <<< "${ARMS:-no-candidate-prior no-novelty no-curriculum no-success-replay}"
 for arm in "${order[@]}"; do

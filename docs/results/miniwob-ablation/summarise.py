@@ -3,9 +3,11 @@ mechanism on): per arm, each seed's mean test success over the 22 tasks, the mea
 with its standard error, its difference from the bench on the same seeds (mean and standard
 error of the per-seed differences), the mean over the typing tasks, and the mean number of
 learner updates (every run has the same 30 minutes; an arm that draws long, failing episodes
-more often makes fewer). An arm with fewer than three seeds
-is marked: it is not yet a comparison. A second table puts each 10-step run's test success beside
-the same policy's at the bench's 6 steps, where rescore.py has scored it (``*-test6.json``).
+more often makes fewer). An arm with fewer than three seeds is marked: it is not yet a
+comparison. A second table does the same for the bench's settings since 2026-12-04 (every
+mechanism on), one mechanism off per arm. A third table puts each 10-step run's test success
+beside the same policy's at the bench's 6 steps, where rescore.py has scored it
+(``*-test6.json``).
 From the repository root:
 
     .venv/bin/python docs/results/miniwob-ablation/summarise.py
@@ -56,23 +58,48 @@ def _mean_se(values: list[float], sign: str = "") -> str:
     return f"{statistics.fmean(values):{sign}.3f} +- {se:.3f}"
 
 
+#: The bench's own settings since 2026-12-04 (miniwob_bench.py, FROM_SCRATCH_SETTINGS): the arm
+#: that measured them before they became the bench's.
+DEFAULT = "horizon-10-unsolved-focus-emptyprior"
+#: One mechanism off those settings.
+DEFAULT_ARMS = (
+    "default-no-curriculum",
+    "default-no-success-replay",
+    "default-no-candidate-prior",
+    "default-no-novelty",
+    "default-no-focus-gate",
+    "default-no-empty-prior",
+    "default-horizon-6",
+)
+
+
 def main() -> None:
+    print("Against the bench's settings before 2026-12-04 (6 steps, focus mechanisms off):\n")
+    _table("all on", ARMS, VARIANTS)
+    print("\nOne mechanism off the bench's settings since 2026-12-04 (every mechanism on):\n")
+    _table(DEFAULT, (DEFAULT,), DEFAULT_ARMS)
+    _rescored_at_6()
+
+
+def _table(reference: str, arms: tuple[str, ...], variants: tuple[str, ...]) -> None:
+    """One row per arm (``variants`` only once they have a run), each paired by seed with
+    ``reference``."""
     print(
-        "| arm | seed 0 | seed 1 | seed 2 | mean +- s.e. | minus all on, paired by seed "
+        f"| arm | seed 0 | seed 1 | seed 2 | mean +- s.e. | minus {reference}, paired by seed "
         "| typing tasks, mean over seeds | updates, mean |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    all_on = _runs("all on")
-    for arm in ARMS + VARIANTS:
+    base = _runs(reference)
+    for arm in arms + variants:
         runs = _runs(arm)
-        if not runs and arm in VARIANTS:
+        if not runs and arm in variants:
             continue
         cells = [f"{runs[s]['mean_success']:.3f}" if s in runs else "-" for s in (0, 1, 2)]
         means = [run["mean_success"] for run in runs.values()]
         paired = [
-            run["mean_success"] - all_on[seed]["mean_success"]
+            run["mean_success"] - base[seed]["mean_success"]
             for seed, run in runs.items()
-            if seed in all_on
+            if seed in base
         ]
         typing = [
             statistics.fmean(run["per_task"][task] for task in TYPING if task in run["per_task"])
@@ -80,13 +107,12 @@ def main() -> None:
         ]
         updates = statistics.fmean(run["updates"] for run in runs.values()) if runs else None
         note = "" if len(runs) >= SEEDS_FOR_A_COMPARISON else f" ({len(runs)} seed(s): not yet)"
-        difference = _mean_se(paired, sign="+") if arm != "all on" else "-"
+        difference = _mean_se(paired, sign="+") if arm != reference else "-"
         print(
             f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | {difference} | "
             f"{_mean_se(typing) if typing else '-'} | "
             f"{'-' if updates is None else f'{updates:,.0f}'} |"
         )
-    _rescored_at_6()
 
 
 def _rescored_at_6() -> None:

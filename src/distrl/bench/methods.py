@@ -103,28 +103,38 @@ class ExplorationMethod:
     overrides: tuple[str, ...] = ()
 
 
-#: ``default`` is the config as it stands (the preset's and the user's settings); the others
-#: switch mechanisms off or on whatever the preset says, so a 3-seed ablation reads
+#: Every exploration mechanism switched off (docs/design.md §7.12). The named methods below
+#: start from it, so ``candidate_prior`` means that mechanism alone whatever the bench's own
+#: settings are, and a command from before the bench switched the focus mechanisms on
+#: (``--methods both``) still measures what it did then.
+EXPLORATION_OFF = (
+    "explore.candidate_prior=0",
+    "explore.novelty_bonus=0",
+    "explore.type_needs_focus=false",
+    "explore.focused_type_prior=0",
+    "explore.empty_field_type_prior=0",
+)
+
+#: ``default`` is the config as it stands (the bench's settings and the user's); the others
+#: switch mechanisms off or on whatever the bench says, so a 3-seed ablation reads
 #: ``--methods none,candidate_prior,novelty,both --seeds 3``.
 EXPLORATION_METHODS = (
-    ExplorationMethod("default", "the config's exploration settings"),
-    ExplorationMethod(
-        "none", "no exploration mechanism", ("explore.candidate_prior=0", "explore.novelty_bonus=0")
-    ),
+    ExplorationMethod("default", "the bench's exploration settings"),
+    ExplorationMethod("none", "no exploration mechanism", EXPLORATION_OFF),
     ExplorationMethod(
         "candidate_prior",
         "TYPE rank prior only",
-        ("explore.candidate_prior=2.0", "explore.novelty_bonus=0"),
+        (*EXPLORATION_OFF, "explore.candidate_prior=2.0"),
     ),
     ExplorationMethod(
         "novelty",
         "screen novelty only",
-        ("explore.candidate_prior=0", "explore.novelty_bonus=0.2"),
+        (*EXPLORATION_OFF, "explore.novelty_bonus=0.2"),
     ),
     ExplorationMethod(
         "both",
         "TYPE rank prior + screen novelty",
-        ("explore.candidate_prior=2.0", "explore.novelty_bonus=0.2"),
+        (*EXPLORATION_OFF, "explore.candidate_prior=2.0", "explore.novelty_bonus=0.2"),
     ),
 )
 EXPLORATION_METHODS_BY_NAME = {method.name: method for method in EXPLORATION_METHODS}

@@ -5,8 +5,9 @@ From scratch means no demonstrations, no scripted expert and no warm start
 (``train.warm_start_episodes=0``, ``train.demos`` unset, ``train.demo_fraction=0``): the policy
 starts from its random initialisation and learns from its own episodes alone. The base config
 is the ``miniwob`` preset (the small policy on the element list, serial A-RIDE) with the
-bench's tasks and budget; the user's ``key=value`` overrides go on top (so an exploration
-mechanism, ``explore.*``, or another runtime is one override away).
+bench's tasks and budget and the mechanisms that learning from scratch needs
+(:data:`FROM_SCRATCH_SETTINGS`); the user's ``key=value`` overrides go on top (so switching a
+mechanism off, or another runtime, is one override away).
 
 After the training budget the run's final policy plays ``episodes`` greedy episodes of each
 task on the test split (episode seeds in ``[1_000_000, 2_000_000)``, never trained on), and the
@@ -44,6 +45,7 @@ from distrl.runtime.run_log import TrainResult
 __all__ = [
     "DEFAULT_EPISODES",
     "DEFAULT_MINUTES",
+    "FROM_SCRATCH_SETTINGS",
     "TASK_SETS",
     "BenchRun",
     "bench_config",
@@ -56,6 +58,23 @@ __all__ = [
 DEFAULT_MINUTES = 30.0
 #: Greedy test episodes per task after training.
 DEFAULT_EPISODES = 20
+
+#: What learning from scratch runs with unless an override says otherwise: the task curriculum
+#: (unsolved tasks keep a share of the draws), success replay, 10 steps an episode (the
+#: two-field forms need 5-6 at best), both exploration mechanisms, and TYPE offered only on a
+#: focused field with a prior there while the field is empty (docs/design.md §7.12-7.14). Each
+#: was measured on this bench (docs/results.md, "The MiniWoB++ bench" and the ablations after
+#: it); each is one ``key=value`` from off, which is how the ablations run.
+FROM_SCRATCH_SETTINGS: tuple[str, ...] = (
+    "curriculum.enabled=true",
+    "curriculum.unsolved_score=0.5",
+    "success_replay.share=0.1",
+    "env.miniwob.horizon=10",
+    "explore.candidate_prior=2.0",
+    "explore.novelty_bonus=0.2",
+    "explore.type_needs_focus=true",
+    "explore.empty_field_type_prior=2",
+)
 
 #: The named task sets. ``default``: 22 tasks our backend runs end to end, each checked to load
 #: with an instruction and an element list that name what to do (a task whose goal is only in
@@ -119,8 +138,8 @@ def bench_config(
     preset: str | None = None,
 ) -> RunConfig:
     """The run config of one bench run: the preset (default ``miniwob``), from scratch, the
-    tasks and budget, then ``overrides`` (the later wins), then the run's ``seed`` (a bench of
-    several seeds sets each run's own)."""
+    tasks and budget, :data:`FROM_SCRATCH_SETTINGS`, then ``overrides`` (the later wins), then
+    the run's ``seed`` (a bench of several seeds sets each run's own)."""
     bench = [
         "env.backend=miniwob",
         f"env.miniwob.tasks=[{','.join(tasks)}]",
@@ -133,6 +152,7 @@ def bench_config(
         f"train.eval_every_minutes={minutes}",
         f"train.eval_episodes={len(tasks)}",
         f"train.final_eval_episodes={len(tasks)}",
+        *FROM_SCRATCH_SETTINGS,
     ]
     return load_config(preset or "miniwob", [*bench, *overrides, f"seed={seed}"])
 
