@@ -38,21 +38,23 @@ def behaviour_clone(
     batch_size: int,
     lr: float,
     seed: int,
-    augment: StepAugment | None = None,
+    augment: StepAugment | Sequence[StepAugment] | None = None,
 ) -> list[float]:
     """Fit ``policy`` to the successful demonstrations' steps for ``steps`` Adam steps; returns
     the loss curve. Failed demonstrations are left out (filtered BC). ``augment`` rewrites each
-    drawn step with the cloning RNG (e.g. :class:`~distrl.algos.copy_augmentation.CopySwap`)."""
+    drawn step with the cloning RNG (e.g. :class:`~distrl.algos.copy_augmentation.CopySwap`);
+    several are applied in the order given."""
     pairs = [(s.observation, s.action) for t in demonstrations if t.success for s in t.steps]
     if not pairs:
         raise ValueError("no successful demonstration to clone")
     optimizer = torch.optim.Adam([p for p in policy.parameters() if p.requires_grad], lr=lr)
     rng = np.random.default_rng(seed)
+    augments = [] if augment is None else [augment] if callable(augment) else list(augment)
     losses = []
     for _ in range(steps):
         batch = [pairs[i] for i in rng.integers(len(pairs), size=min(batch_size, len(pairs)))]
-        if augment is not None:
-            batch = [augment(observation, action, rng) for observation, action in batch]
+        for rewrite in augments:
+            batch = [rewrite(observation, action, rng) for observation, action in batch]
         loss = bc_loss(policy, batch)
         optimizer.zero_grad()
         loss.backward()

@@ -759,6 +759,14 @@ class TrainConfig(ConfigSection):
         "memorising the train split's names. The screenshot keeps the original word: for "
         "models that read the element list, not the pixels (0: off).",
     )
+    bc_phrasing_augmentation: float = _probability(
+        0.0,
+        "Share of cloned steps whose instruction is reworded: its template words (not a word "
+        "the action writes or the screen shows, not a name, number or quoted text) deleted, "
+        "swapped and joined by other template words of the demonstrations, so a small model "
+        "learns the words that decide a task instead of the train split's exact phrasings "
+        "(0: off).",
+    )
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,

@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from distrl.algos.bc import behaviour_clone
+from distrl.algos.bc import StepAugment, behaviour_clone
 from distrl.algos.copy_augmentation import CopySwap, word_pool
+from distrl.algos.phrasing_augmentation import PhrasingEdit, editable_words
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
 from distrl.core.task import Task
@@ -79,11 +80,7 @@ def warm_start(
             command=DEMOS_COMMAND,
             screenshots=reads_screenshots(policy),  # 400 demos of screens were 2.1 GB
         )
-    augment = None
-    if cfg.train.bc_copy_augmentation > 0:
-        pool = word_pool(step.observation for t in demonstrations for step in t.steps)
-        augment = CopySwap(pool, cfg.train.bc_copy_augmentation)
-        log.info("copy augmentation: %d replacement words", len(pool))
+    augments = cloning_augments(cfg, demonstrations)
     losses = behaviour_clone(
         policy,
         demonstrations,
@@ -91,7 +88,7 @@ def warm_start(
         batch_size=cfg.train.bc_batch_size,
         lr=cfg.train.bc_lr,
         seed=derive_seed(cfg.seed, Stream.CLONING),
-        augment=augment,
+        augment=augments,
     )
     if losses:  # whether cloning took is the first thing to check when a warm start is weak
         first, last = losses[:_LOSS_SPAN], losses[-_LOSS_SPAN:]
@@ -102,6 +99,22 @@ def warm_start(
             len(last),
         )
     return demonstrations
+
+
+def cloning_augments(cfg: RunConfig, demonstrations: list[Trajectory]) -> list[StepAugment]:
+    """The rewrites of cloned steps ``cfg`` asks for, in the order they apply: the rewording
+    first, so that the copy swap then renames the copied words in the reworded instruction."""
+    augments: list[StepAugment] = []
+    if cfg.train.bc_phrasing_augmentation > 0:
+        pairs = [(step.observation, step.action) for t in demonstrations for step in t.steps]
+        insertions = editable_words(pairs)
+        augments.append(PhrasingEdit(insertions, cfg.train.bc_phrasing_augmentation))
+        log.info("phrasing augmentation: %d template words to insert", len(insertions))
+    if cfg.train.bc_copy_augmentation > 0:
+        pool = word_pool(step.observation for t in demonstrations for step in t.steps)
+        augments.append(CopySwap(pool, cfg.train.bc_copy_augmentation))
+        log.info("copy augmentation: %d replacement words", len(pool))
+    return augments
 
 
 def resumed_demonstrations(cfg: RunConfig, run_dir: Path) -> list[Trajectory]:

@@ -1,0 +1,204 @@
+"""Phrasing augmentation for behaviour cloning: vary the wording around what a step needs.
+
+Why: PhoneSim's test split words each task in ways the train split never does (train "Find Ana
+in my contacts", test "Pull up Ana in Contacts"; design.md §4). The tiny VLM cloned from a few
+hundred demonstrations learns each train phrasing whole: its final policy scored 1.00 on
+``toggle_setting`` train tasks and 0.33 on test tasks whose instructions hold no word the train
+split lacks (docs/results/vlm-quick/admissible-stale8-sepcritic-placeholders-seed0-eval-*.json).
+What it fits is the sentence, not its key words.
+
+The remedy is the standard one for text classifiers trained on little data (easy data
+augmentation: random deletion, swap or insertion of words, one kind of edit per sentence): in a
+share of the cloned steps, the instruction's template words are deleted, swapped or joined by
+other template words, so no exact phrasing recurs often enough to be memorised and the words
+that decide the task carry the fit.
+
+Generic by construction: a word is kept as it is when the step needs it, by rules that name no
+task. Kept: a word the action writes (a typed text, the tapped element's text), a word the
+screen shows (an element's text), a word with a capital inside the sentence (a name) and a
+lower-case word between two of them ("Rio de Janeiro"), a token holding a digit (a time, a
+number) or a sign inside it ("yelp.com", "Wi-Fi") and a quoted span (a text to type).
+Everything else is template wording and may be edited. Insertions draw on the editable words of the
+demonstrations' own instructions, never on other text. The action, the screen and the previous
+actions are not changed, so an edited step stays correct as long as the edits keep the task's
+meaning; at the rates used a dropped "off" can still flip it, the noise easy data augmentation
+accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from distrl.core.action import Action, ActionType
+from distrl.core.observation import Observation
+from distrl.policies.features import resolve_tap
+
+__all__ = ["EDITS", "PhrasingEdit", "editable_words"]
+
+#: A quoted span (one token, never edited) or a run of non-space characters.
+_TOKEN_RE = re.compile(r'"[^"]*"|\S+')
+#: The letters of a token ("phone?" -> "phone"; "Ana's" -> "Ana", "s").
+_LETTERS_RE = re.compile(r"[A-Za-z]+")
+#: Share of a step's editable words an edit touches (easy data augmentation's alpha).
+EDIT_SHARE = 0.15
+#: The kinds of edit; each reworded step gets one, drawn uniformly.
+EDITS = ("delete", "swap", "insert")
+#: Punctuation that may end or start a word without making it a token to keep ("phone?").
+_EDGE_PUNCTUATION = "?!.,:;()'"
+
+
+def _letters(token: str) -> list[str]:
+    return _LETTERS_RE.findall(token)
+
+
+def _needed_words(observation: Observation, action: Action) -> set[str]:
+    """The words (lower case) the step must keep: on the screen or written by the action."""
+    needed: set[str] = set()
+    for element in observation.elements:
+        needed.update(word.lower() for word in _letters(element.text))
+    if action.action_type == ActionType.TYPE:
+        needed.update(word.lower() for word in _letters(action.text))
+    elif action.is_tap:
+        index = resolve_tap(observation.elements, *action.touch_yx)
+        if index is not None:
+            needed.update(word.lower() for word in _letters(observation.elements[index].text))
+    for previous in observation.previous_actions:
+        if previous.action_type == ActionType.TYPE:
+            needed.update(word.lower() for word in _letters(previous.text))
+    return needed
+
+
+def _is_name(token: str, position: int) -> bool:
+    """A capital inside the sentence marks a name ("Ana's", "Clock")."""
+    return position > 0 and any(word[0].isupper() for word in _letters(token))
+
+
+def _is_editable(tokens: list[str], position: int, needed: set[str]) -> bool:
+    """Whether ``tokens[position]`` is template wording (see the module's docstring)."""
+    token = tokens[position]
+    core = token.strip(_EDGE_PUNCTUATION)
+    if token.startswith('"') or not core or not all(c.isalpha() or c == "'" for c in core):
+        return False  # a quoted text, a number, a time, an address, or punctuation alone
+    if _is_name(token, position):
+        return False
+    if 0 < position < len(tokens) - 1 and all(
+        _is_name(tokens[side], side) for side in (position - 1, position + 1)
+    ):
+        return False  # a particle inside a name ("Rio de Janeiro")
+    return not any(word.lower() in needed for word in _letters(token))
+
+
+def _editable_positions(tokens: list[str], needed: set[str]) -> list[int]:
+    return [i for i in range(len(tokens)) if _is_editable(tokens, i, needed)]
+
+
+def editable_words(pairs: Iterable[tuple[Observation, Action]]) -> list[str]:
+    """The insertion pool: the editable words (letters only, lower case, sorted so the pool is
+    reproducible) of the instructions of ``pairs``."""
+    pool: set[str] = set()
+    for observation, action in pairs:
+        tokens = _TOKEN_RE.findall(observation.instruction)
+        needed = _needed_words(observation, action)
+        for position in _editable_positions(tokens, needed):
+            pool.update(word.lower() for word in _letters(tokens[position]))
+    return sorted(pool)
+
+
+def _sentence_case(tokens: list[tuple[str, bool]]) -> list[str]:
+    """The tokens with the template words' capitals where a sentence puts them: the first word
+    capitalised, the others in lower case. A sentence's first word moved inside it would
+    otherwise read as a name (to a reader and to the name placeholders, design.md §5)."""
+    cased = []
+    for position, (token, editable) in enumerate(tokens):
+        if editable:
+            token = (token[:1].upper() if position == 0 else token[:1].lower()) + token[1:]
+        cased.append(token)
+    return cased
+
+
+class PhrasingEdit:
+    """Rewords the instructions of (observation, action) pairs with probability ``rate`` per
+    pair, by one edit drawn from ``edits``: each editable word deleted with probability
+    :data:`EDIT_SHARE`, or about that share of them swapped in pairs, or as many ``pool`` words
+    inserted."""
+
+    def __init__(self, pool: Iterable[str], rate: float, edits: Sequence[str] = EDITS):
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"phrasing augmentation rate must be in [0, 1], got {rate}")
+        unknown = sorted(set(edits) - set(EDITS))
+        if unknown or not edits:
+            raise ValueError(f"phrasing edits must be some of {EDITS}, got {list(edits)}")
+        self.pool = list(pool)
+        self.rate = rate
+        self.edits = tuple(edits)
+
+    def __call__(
+        self, observation: Observation, action: Action, rng: np.random.Generator
+    ) -> tuple[Observation, Action]:
+        """The pair with its instruction reworded, or the pair unchanged (rate not drawn, or no
+        template word to edit). The action is returned as it was."""
+        if self.rate == 0.0 or rng.random() >= self.rate:
+            return observation, action
+        tokens = _TOKEN_RE.findall(observation.instruction)
+        needed = _needed_words(observation, action)
+        editable = _editable_positions(tokens, needed)
+        if not editable:
+            return observation, action
+        count = max(1, round(EDIT_SHARE * len(editable)))
+        marked = [(token, i in editable) for i, token in enumerate(tokens)]
+        edit = self.edits[int(rng.integers(len(self.edits)))]
+        if edit == "delete":
+            kept = self._delete(marked, rng)
+        elif edit == "swap":
+            kept = self._swap(marked, count, rng)
+        else:
+            kept = self._insert(marked, count, rng)
+        reworded = " ".join(_sentence_case(kept))
+        if reworded == observation.instruction:
+            return observation, action
+        return replace(observation, instruction=reworded), action
+
+    @staticmethod
+    def _delete(tokens: list[tuple[str, bool]], rng: np.random.Generator) -> list[tuple[str, bool]]:
+        """Each editable token dropped with probability :data:`EDIT_SHARE`, one always kept."""
+        drawn = [editable and rng.random() < EDIT_SHARE for _, editable in tokens]
+        if all(drawn):
+            drawn[int(rng.integers(len(drawn)))] = False
+        return [token for token, dropped in zip(tokens, drawn, strict=True) if not dropped]
+
+    @staticmethod
+    def _swap(
+        tokens: list[tuple[str, bool]], edits: int, rng: np.random.Generator
+    ) -> list[tuple[str, bool]]:
+        """``edits`` exchanges of two editable tokens' places (none with fewer than two)."""
+        positions = [i for i, (_, editable) in enumerate(tokens) if editable]
+        tokens = list(tokens)
+        if len(positions) < 2:
+            return tokens
+        for _ in range(edits):
+            first, second = rng.choice(positions, size=2, replace=False)
+            tokens[first], tokens[second] = tokens[second], tokens[first]
+        return tokens
+
+    def _insert(
+        self, tokens: list[tuple[str, bool]], edits: int, rng: np.random.Generator
+    ) -> list[tuple[str, bool]]:
+        """``edits`` pool words put at random places beside a template word (never inside a
+        name of several words, and after the first token, so an instruction still starts as it
+        did)."""
+        tokens = list(tokens)
+        if not self.pool:
+            return tokens
+        for _ in range(edits):
+            places = [
+                place
+                for place in range(1, len(tokens) + 1)
+                if place == len(tokens) or tokens[place - 1][1] or tokens[place][1]
+            ]
+            word = self.pool[int(rng.integers(len(self.pool)))]
+            tokens.insert(places[int(rng.integers(len(places)))], (word, True))
+        return tokens
