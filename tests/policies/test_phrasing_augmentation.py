@@ -147,6 +147,9 @@ def test_the_same_seed_gives_the_same_rewording_and_rate_zero_none() -> None:
 def test_the_insertion_pool_is_the_template_words_of_the_instructions() -> None:
     open_clock = Observation(NO_SCREENSHOT, "Open the Clock app", (MESSAGES, CLOCK))
     assert editable_words([(open_clock, Action.tap(*CLOCK.center_yx))]) == ["app", "open", "the"]
+    dont = Observation(NO_SCREENSHOT, "I don't need the alarm, turn it off", ())
+    assert "don't" in editable_words([(dont, TAP_MESSAGES)])
+    assert "alarm" in editable_words([(dont, TAP_MESSAGES)])  # "alarm," without its comma
     pool = editable_words([(SEND, TAP_MESSAGES)])
     assert pool == sorted(word.lower() for word in TEMPLATE)
 

@@ -97,14 +97,14 @@ def _editable_positions(tokens: list[str], needed: set[str]) -> list[int]:
 
 
 def editable_words(pairs: Iterable[tuple[Observation, Action]]) -> list[str]:
-    """The insertion pool: the editable words (letters only, lower case, sorted so the pool is
-    reproducible) of the instructions of ``pairs``."""
+    """The insertion pool: the editable words (edge punctuation stripped, lower case, sorted so
+    the pool is reproducible) of the instructions of ``pairs``; "don't" stays one word."""
     pool: set[str] = set()
     for observation, action in pairs:
         tokens = _TOKEN_RE.findall(observation.instruction)
         needed = _needed_words(observation, action)
         for position in _editable_positions(tokens, needed):
-            pool.update(word.lower() for word in _letters(tokens[position]))
+            pool.add(tokens[position].strip(_EDGE_PUNCTUATION).lower())
     return sorted(pool)
 
 
