@@ -15,29 +15,38 @@ that decide the task carry the fit.
 
 Generic by construction: a word is kept as it is when the step needs it, by rules that name no
 task. Kept: a word the action writes (a typed text, the tapped element's text), a word the
-screen shows (an element's text), a word with a capital inside the sentence (a name) and a
+screen shows (an element's text), either in any step of the episode (a word only a later screen
+shows still says what the task is), a word with a capital inside the sentence (a name) and a
 lower-case word between two of them ("Rio de Janeiro"), a token holding a digit (a time, a
 number) or a sign inside it ("yelp.com", "Wi-Fi") and a quoted span (a text to type).
-Everything else is template wording and may be edited. Insertions draw on the editable words of the
-demonstrations' own instructions, never on other text. The action, the screen and the previous
-actions are not changed, so an edited step stays correct as long as the edits keep the task's
-meaning; at the rates used a dropped "off" can still flip it, the noise easy data augmentation
-accepts.
+Everything else is template wording and may be edited. Insertions draw on the editable words
+of the demonstrations' own instructions, never on other text nor on a word some episode needs.
+The action, the screen and the previous actions are not changed, so an edited step stays
+correct as long as the edits keep the task's meaning; at the rates used a dropped "off" can
+still flip it, the noise easy data augmentation accepts.
+
+The same edit can go on during online training (``train.demo_phrasing_augmentation``): the
+replay rewords the demonstration windows it draws for a batch's demonstration share
+(:meth:`PhrasingEdit.reword_window`), so the warm start's rewording does not stop where the
+online phase begins and the policy's own episodes, which only ever use train phrasings, are not
+all the online phase sees.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from distrl.algos.step_window import StepWindow
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
+from distrl.core.trajectory import Trajectory
 from distrl.policies.features import resolve_tap
 
-__all__ = ["EDITS", "PhrasingEdit", "editable_words"]
+__all__ = ["EDITS", "PhrasingEdit", "editable_words", "episode_needed_words"]
 
 #: A quoted span (one token, never edited) or a run of non-space characters.
 _TOKEN_RE = re.compile(r'"[^"]*"|\S+')
@@ -55,11 +64,14 @@ def _letters(token: str) -> list[str]:
     return _LETTERS_RE.findall(token)
 
 
+def _screen_words(observation: Observation) -> set[str]:
+    """The words (lower case) of the screen's elements."""
+    return {word.lower() for element in observation.elements for word in _letters(element.text)}
+
+
 def _needed_words(observation: Observation, action: Action) -> set[str]:
     """The words (lower case) the step must keep: on the screen or written by the action."""
-    needed: set[str] = set()
-    for element in observation.elements:
-        needed.update(word.lower() for word in _letters(element.text))
+    needed = _screen_words(observation)
     if action.action_type == ActionType.TYPE:
         needed.update(word.lower() for word in _letters(action.text))
     elif action.is_tap:
@@ -96,13 +108,33 @@ def _editable_positions(tokens: list[str], needed: set[str]) -> list[int]:
     return [i for i in range(len(tokens)) if _is_editable(tokens, i, needed)]
 
 
-def editable_words(pairs: Iterable[tuple[Observation, Action]]) -> list[str]:
+def episode_needed_words(trajectories: Iterable[Trajectory]) -> dict[str, set[str]]:
+    """Per instruction, the words any step of any of its episodes needs (a screen's words, a
+    word an action writes). A step keeps these as well as its own: the home screen's step of
+    "Turn on airplane mode" must not lose "airplane", which only the settings screen shows."""
+    needed: dict[str, set[str]] = {}
+    for trajectory in trajectories:
+        words = needed.setdefault(trajectory.task.instruction, set())
+        for step in trajectory.steps:
+            words |= _needed_words(step.observation, step.action)
+        if trajectory.final_observation is not None:
+            words |= _screen_words(trajectory.final_observation)
+    return needed
+
+
+def editable_words(
+    pairs: Iterable[tuple[Observation, Action]],
+    episode_needed: Mapping[str, set[str]] | None = None,
+) -> list[str]:
     """The insertion pool: the editable words (edge punctuation stripped, lower case, sorted so
-    the pool is reproducible) of the instructions of ``pairs``; "don't" stays one word."""
+    the pool is reproducible) of the instructions of ``pairs``, less the words their episodes
+    need (``episode_needed``, :func:`episode_needed_words`); "don't" stays one word."""
     pool: set[str] = set()
     for observation, action in pairs:
         tokens = _TOKEN_RE.findall(observation.instruction)
         needed = _needed_words(observation, action)
+        if episode_needed is not None:
+            needed |= episode_needed.get(observation.instruction, set())
         for position in _editable_positions(tokens, needed):
             pool.add(tokens[position].strip(_EDGE_PUNCTUATION).lower())
     return sorted(pool)
@@ -126,7 +158,13 @@ class PhrasingEdit:
     :data:`EDIT_SHARE`, or about that share of them swapped in pairs, or as many ``pool`` words
     inserted."""
 
-    def __init__(self, pool: Iterable[str], rate: float, edits: Sequence[str] = EDITS):
+    def __init__(
+        self,
+        pool: Iterable[str],
+        rate: float,
+        edits: Sequence[str] = EDITS,
+        episode_needed: Mapping[str, set[str]] | None = None,
+    ):
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"phrasing augmentation rate must be in [0, 1], got {rate}")
         unknown = sorted(set(edits) - set(EDITS))
@@ -135,6 +173,21 @@ class PhrasingEdit:
         self.pool = list(pool)
         self.rate = rate
         self.edits = tuple(edits)
+        #: Per instruction, the words its episodes need beyond a step's own (kept as well).
+        self.episode_needed: Mapping[str, set[str]] = episode_needed or {}
+
+    @classmethod
+    def from_demonstrations(cls, trajectories: Sequence[Trajectory], rate: float) -> PhrasingEdit:
+        """The edit for ``trajectories``' steps: a word any step of an episode needs is kept in
+        all of them, and the insertion pool holds only the words no episode needs."""
+        needed = episode_needed_words(trajectories)
+        pairs = ((step.observation, step.action) for t in trajectories for step in t.steps)
+        return cls(editable_words(pairs, needed), rate, episode_needed=needed)
+
+    def _needed(self, observation: Observation, action: Action) -> set[str]:
+        return _needed_words(observation, action) | self.episode_needed.get(
+            observation.instruction, set()
+        )
 
     def __call__(
         self, observation: Observation, action: Action, rng: np.random.Generator
@@ -143,11 +196,52 @@ class PhrasingEdit:
         template word to edit). The action is returned as it was."""
         if self.rate == 0.0 or rng.random() >= self.rate:
             return observation, action
-        tokens = _TOKEN_RE.findall(observation.instruction)
-        needed = _needed_words(observation, action)
+        reworded = self._reword(observation.instruction, self._needed(observation, action), rng)
+        if reworded is None:
+            return observation, action
+        return replace(observation, instruction=reworded), action
+
+    def reword_window(self, window: StepWindow, rng: np.random.Generator) -> StepWindow:
+        """A demonstration window with one rewording, drawn with probability ``rate``, applied to
+        every observation of its episode (the window's steps, its bootstrap and first
+        observations), so the window stays one episode under one instruction. A word is kept
+        when any of the window's steps needs it. Only for demonstrations: their actions do not
+        depend on the wording (the demonstrator reads the task, not the sentence), so a reworded
+        window is what the demonstrator would have done; a policy's own steps were chosen on
+        their original wording, and their behaviour log-probs would no longer match."""
+        if self.rate == 0.0 or rng.random() >= self.rate:
+            return window
+        instruction = window.observations[0].instruction
+        needed: set[str] = set()
+        for observation, action in zip(window.observations, window.actions, strict=True):
+            needed |= self._needed(observation, action)
+        for extra in (window.bootstrap_observation, window.first_observation):
+            if extra is not None:
+                needed |= _screen_words(extra)
+        reworded = self._reword(instruction, needed, rng)
+        if reworded is None:
+            return window
+
+        def reword(observation: Observation) -> Observation:
+            if observation.instruction != instruction:
+                return observation
+            return replace(observation, instruction=reworded)
+
+        bootstrap = window.bootstrap_observation
+        return replace(
+            window,
+            observations=tuple(reword(o) for o in window.observations),
+            bootstrap_observation=None if bootstrap is None else reword(bootstrap),
+            first_observation=reword(window.first_observation),
+        )
+
+    def _reword(self, instruction: str, needed: set[str], rng: np.random.Generator) -> str | None:
+        """``instruction`` after one edit that keeps ``needed`` words, or None when it has no
+        template word to edit or the edit changed nothing."""
+        tokens = _TOKEN_RE.findall(instruction)
         editable = _editable_positions(tokens, needed)
         if not editable:
-            return observation, action
+            return None
         count = max(1, round(EDIT_SHARE * len(editable)))
         marked = [(token, i in editable) for i, token in enumerate(tokens)]
         edit = self.edits[int(rng.integers(len(self.edits)))]
@@ -158,9 +252,7 @@ class PhrasingEdit:
         else:
             kept = self._insert(marked, count, rng)
         reworded = " ".join(_sentence_case(kept))
-        if reworded == observation.instruction:
-            return observation, action
-        return replace(observation, instruction=reworded), action
+        return None if reworded == instruction else reworded
 
     @staticmethod
     def _delete(tokens: list[tuple[str, bool]], rng: np.random.Generator) -> list[tuple[str, bool]]:

@@ -767,6 +767,14 @@ class TrainConfig(ConfigSection):
         "learns the words that decide a task instead of the train split's exact phrasings "
         "(0: off).",
     )
+    demo_phrasing_augmentation: float = _probability(
+        0.0,
+        "Share of the demonstration windows drawn for a batch's demonstration share "
+        "(train.demo_fraction) whose instruction is reworded as train.bc_phrasing_augmentation "
+        "rewords cloned steps, so the rewording goes on during online training. Only "
+        "demonstrations are reworded: the demonstrator's actions do not depend on the wording, "
+        "a policy's own do (0: off).",
+    )
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,
@@ -796,6 +804,12 @@ class TrainConfig(ConfigSection):
             raise ValueError(
                 f"train.min_replay={self.min_replay} exceeds train.replay_capacity="
                 f"{self.replay_capacity}: the replay could never fill enough to train"
+            )
+        if self.demo_phrasing_augmentation > 0 and self.demo_fraction == 0:
+            raise ValueError(
+                f"train.demo_phrasing_augmentation={self.demo_phrasing_augmentation:g} rewords "
+                "the demonstration windows of each batch, but train.demo_fraction is 0, so no "
+                "batch draws any; set train.demo_fraction above 0 or leave the rewording off"
             )
         return self
 

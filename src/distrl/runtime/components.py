@@ -73,6 +73,7 @@ def build_replay(
         max_samples_per_insert=cfg.train.max_samples_per_insert if asynchronous else None,
         min_replay=cfg.train.min_replay,
         demo_fraction=cfg.train.demo_fraction,
+        demo_rewording=cfg.train.demo_phrasing_augmentation,
         success_share=cfg.success_replay.share,
         success_capacity=cfg.success_replay.capacity,
         seed=derive_seed(cfg.seed, Stream.REPLAY),

@@ -25,7 +25,9 @@ windows, or the learner waits for fresh data. Both are counted in ``stale_droppe
 Demonstrations (the warm start's noisy-oracle episodes) can be kept beside the buffer with
 :meth:`add_demonstrations`: with ``demo_fraction`` > 0 that share of every batch is drawn from
 them uniformly. They are an offline dataset, so they are not stored, not counted as collected,
-never evicted or judged stale, and get no priorities (their slots in a batch are -1).
+never evicted or judged stale, and get no priorities (their slots in a batch are -1). With
+``demo_rewording`` > 0 a drawn demonstration window's instruction is reworded with that
+probability (:meth:`~distrl.algos.phrasing_augmentation.PhrasingEdit.reword_window`).
 
 With ``success_share`` > 0, successful trajectories are also kept in a
 :class:`~distrl.runtime.success_replay.SuccessStore` beyond the staleness bound and that share of
@@ -42,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from distrl.algos.novelty import ScreenNovelty
+from distrl.algos.phrasing_augmentation import PhrasingEdit
 from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.observation import SharedElements
@@ -73,6 +76,9 @@ class ReplayCounters:
     learner_waits: int = 0
     #: Windows handed to the learner from the success store (success replay).
     success_windows_sampled: int = 0
+    #: Demonstration windows handed to the learner, and how many of them were reworded.
+    demo_windows_sampled: int = 0
+    demo_windows_reworded: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,7 @@ class ReplayService:
         max_samples_per_insert: float | None = None,
         min_replay: int = 1,
         demo_fraction: float = 0.0,
+        demo_rewording: float = 0.0,
         success_share: float = 0.0,
         success_capacity: int = 200,
         seed: int = 0,
@@ -125,6 +132,9 @@ class ReplayService:
         if not 0.0 <= demo_fraction < 1.0:
             raise ValueError(f"demo_fraction must be in [0, 1), got {demo_fraction}")
         self.demo_fraction = demo_fraction
+        #: Rewords drawn demonstration windows (built from the demonstrations; None: off).
+        self.demo_rewording: PhrasingEdit | None = None
+        self._demo_rewording_rate = demo_rewording
         if not 0.0 <= success_share < 1.0 or demo_fraction + success_share >= 1.0:
             raise ValueError(
                 f"success_share must be in [0, 1) and leave online windows beside "
@@ -237,6 +247,10 @@ class ReplayService:
         for trajectory in trajectories:
             if self.algorithm.admits(trajectory):
                 self.demo_windows.extend(self._cut(trajectory))
+        if self._demo_rewording_rate > 0:
+            self.demo_rewording = PhrasingEdit.from_demonstrations(
+                trajectories, self._demo_rewording_rate
+            )
         return len(self.demo_windows)
 
     def can_accept(self) -> bool:
@@ -314,8 +328,16 @@ class ReplayService:
         kept = successes.sample(replayed, self.rng) if successes is not None else []
         self.counters.success_windows_sampled += len(kept)
         offline = demos + len(kept)  # no slot, no priority, importance weight 1
+        drawn = [self.demo_windows[i] for i in picked]
+        self.counters.demo_windows_sampled += len(drawn)
+        if self.demo_rewording is not None:
+            reworded = [self.demo_rewording.reword_window(w, self.rng) for w in drawn]
+            self.counters.demo_windows_reworded += sum(
+                after is not before for after, before in zip(reworded, drawn, strict=True)
+            )
+            drawn = reworded
         return ReplayBatch(
-            windows=batch.items + [self.demo_windows[i] for i in picked] + kept,
+            windows=batch.items + drawn + kept,
             slots=np.concatenate([slots, np.full(offline, -1, dtype=slots.dtype)]),
             generations=np.concatenate([self.generations[slots], np.full(offline, -1)]),
             weights=np.concatenate([batch.weights, np.ones(offline)]),

@@ -382,6 +382,15 @@ class TrainingRun:
             self.writer.add_scalar(f"replay/{key}", value, self.updates)
         if success_replay:
             self.result.extra["success_replay"] = success_replay
+        if self.cfg.train.demo_phrasing_augmentation > 0:  # docs/design.md §7.8
+            drawn, reworded = stats["demo_windows_sampled"], stats["demo_windows_reworded"]
+            self.writer.add_scalar(
+                "replay/demo_reworded_share", reworded / drawn if drawn else 0.0, self.updates
+            )
+            self.result.extra["demo_rewording"] = {
+                "demo_windows_sampled": drawn,
+                "demo_windows_reworded": reworded,
+            }
 
     def _follow_curriculum(self) -> None:
         """Feed the round's finished episodes to the curriculum, hand the workers its new

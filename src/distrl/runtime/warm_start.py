@@ -14,7 +14,7 @@ from pathlib import Path
 
 from distrl.algos.bc import StepAugment, behaviour_clone
 from distrl.algos.copy_augmentation import CopySwap, word_pool
-from distrl.algos.phrasing_augmentation import PhrasingEdit, editable_words
+from distrl.algos.phrasing_augmentation import PhrasingEdit
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_seed
 from distrl.core.task import Task
@@ -106,10 +106,11 @@ def cloning_augments(cfg: RunConfig, demonstrations: list[Trajectory]) -> list[S
     first, so that the copy swap then renames the copied words in the reworded instruction."""
     augments: list[StepAugment] = []
     if cfg.train.bc_phrasing_augmentation > 0:
-        pairs = [(step.observation, step.action) for t in demonstrations for step in t.steps]
-        insertions = editable_words(pairs)
-        augments.append(PhrasingEdit(insertions, cfg.train.bc_phrasing_augmentation))
-        log.info("phrasing augmentation: %d template words to insert", len(insertions))
+        rewording = PhrasingEdit.from_demonstrations(
+            demonstrations, cfg.train.bc_phrasing_augmentation
+        )
+        augments.append(rewording)
+        log.info("phrasing augmentation: %d template words to insert", len(rewording.pool))
     if cfg.train.bc_copy_augmentation > 0:
         pool = word_pool(step.observation for t in demonstrations for step in t.steps)
         augments.append(CopySwap(pool, cfg.train.bc_copy_augmentation))
