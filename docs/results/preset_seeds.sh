@@ -4,6 +4,7 @@
 # JSON files exist is skipped. From the repository root:
 #   bash docs/results/preset_seeds.sh OUT_FOLDER RUN_PREFIX PRESET [distrl train/eval options ...]
 # (the options, such as --suite webshop, go to both train and eval; --minutes M to train only).
+# SEEDS="0" runs a subset (a first probe of a setting; the other seeds resume later).
 set -euo pipefail
 out=$1 prefix=$2 preset=$3
 shift 3
@@ -12,7 +13,7 @@ while (($#)); do
   if [[ $1 == --minutes ]]; then train_only+=("$1" "$2"); shift 2; else shared+=("$1"); shift; fi
 done
 runs=${RUN_ROOT:-/tmp/$prefix-preset-runs}
-for seed in 0 1 2; do
+for seed in ${SEEDS:-0 1 2}; do
   if [[ -s $out/train-seed$seed.json && -s $out/eval-train-seed$seed.json ]]; then continue; fi
   rm -rf "$runs/$prefix-seed$seed"
   .venv/bin/distrl train --preset "$preset" "${shared[@]}" "${train_only[@]}" --seed "$seed" --json \
