@@ -14,26 +14,9 @@ from distrl.algos.registry import build_algorithm
 from distrl.algos.step_window import cut_windows
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import LEARNER_VERSION_KEY, Trajectory
-from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.replay import EmptyReplayError
 from distrl.runtime.replay_service import ReplayService
-from distrl.runtime.worker import Worker
 from distrl.store import TrajectoryStore
-
-
-@pytest.fixture(scope="module")
-def episodes() -> list[Trajectory]:
-    tasks = load_suite("general", "train")
-    rng = np.random.default_rng(0)
-    worker = Worker(
-        [PhoneSimEnv(seed=i) for i in range(3)],
-        SmallPolicy(SmallPolicyConfig()),
-        lambda: tasks[int(rng.integers(len(tasks)))],
-        seed=0,
-    )
-    return worker.collect(12)[:12]
 
 
 def _replay(tmp_path: Path | None, **kwargs: object) -> ReplayService:

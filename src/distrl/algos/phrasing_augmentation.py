@@ -30,6 +30,14 @@ replay rewords the demonstration windows it draws for a batch's demonstration sh
 (:meth:`PhrasingEdit.reword_window`), so the warm start's rewording does not stop where the
 online phase begins and the policy's own episodes, which only ever use train phrasings, are not
 all the online phase sees.
+
+And on the policy's own episodes (``train.task_phrasing_augmentation``, PhoneSim only): a drawn
+train task's instruction is reworded before the episode starts
+(:meth:`PhrasingEdit.reword_task`), so the policy acts on the reworded sentence and its
+behaviour log-probs are those of what it saw. PhoneSim judges a task by its parameters, never by
+its wording, so the reward stays right; the words of the parameters (a name, a setting, a
+product, "on" or "off") are the ones kept, and the insertion pool is the train tasks' other
+words (:func:`task_template_words`).
 """
 
 from __future__ import annotations
@@ -43,10 +51,18 @@ import numpy as np
 from distrl.algos.step_window import StepWindow
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
+from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.policies.features import resolve_tap
 
-__all__ = ["EDITS", "PhrasingEdit", "editable_words", "episode_needed_words"]
+__all__ = [
+    "EDITS",
+    "PhrasingEdit",
+    "editable_words",
+    "episode_needed_words",
+    "task_template_words",
+    "task_words",
+]
 
 #: A quoted span (one token, never edited) or a run of non-space characters.
 _TOKEN_RE = re.compile(r'"[^"]*"|\S+')
@@ -106,6 +122,25 @@ def _is_editable(tokens: list[str], position: int, needed: set[str]) -> bool:
 
 def _editable_positions(tokens: list[str], needed: set[str]) -> list[int]:
     return [i for i in range(len(tokens)) if _is_editable(tokens, i, needed)]
+
+
+def task_words(task: Task) -> set[str]:
+    """The words (lower case) of a PhoneSim task's parameters (``spec["params"]``): what the
+    task is, as opposed to how its instruction words it."""
+    params = task.spec.get("params", {})
+    values = params.values() if isinstance(params, Mapping) else ()
+    return {word.lower() for value in values for word in _letters(str(value))}
+
+
+def task_template_words(tasks: Iterable[Task]) -> list[str]:
+    """The insertion pool for rewording tasks: the editable words of the tasks' instructions
+    that are not words of their own parameters (sorted, so the pool is reproducible)."""
+    pool: set[str] = set()
+    for task in tasks:
+        tokens = _TOKEN_RE.findall(task.instruction)
+        for position in _editable_positions(tokens, task_words(task)):
+            pool.add(tokens[position].strip(_EDGE_PUNCTUATION).lower())
+    return sorted(pool)
 
 
 def episode_needed_words(trajectories: Iterable[Trajectory]) -> dict[str, set[str]]:
@@ -234,6 +269,14 @@ class PhrasingEdit:
             bootstrap_observation=None if bootstrap is None else reword(bootstrap),
             first_observation=reword(window.first_observation),
         )
+
+    def reword_task(self, task: Task, rng: np.random.Generator) -> Task:
+        """``task`` with its instruction reworded with probability ``rate``, keeping the words of
+        its parameters (:func:`task_words`); the task id, spec and everything else unchanged."""
+        if self.rate == 0.0 or rng.random() >= self.rate:
+            return task
+        reworded = self._reword(task.instruction, task_words(task), rng)
+        return task if reworded is None else replace(task, instruction=reworded)
 
     def _reword(self, instruction: str, needed: set[str], rng: np.random.Generator) -> str | None:
         """``instruction`` after one edit that keeps ``needed`` words, or None when it has no

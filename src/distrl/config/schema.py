@@ -775,6 +775,14 @@ class TrainConfig(ConfigSection):
         "demonstrations are reworded: the demonstrator's actions do not depend on the wording, "
         "a policy's own do (0: off).",
     )
+    task_phrasing_augmentation: float = _probability(
+        0.0,
+        "Share of train episodes whose instruction, as the policy sees it, is reworded before "
+        "the episode starts: template words deleted, swapped or joined by other template words "
+        "of the train tasks, never a word of the task's parameters (a name, a setting, a "
+        "product). PhoneSim only, which judges a task by its parameters, not its wording; "
+        "evaluation episodes are never reworded (0: off).",
+    )
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,
@@ -1309,6 +1317,21 @@ class RunConfig(ConfigSection):
         default_factory=SuccessReplayConfig,
         description="Successful trajectories replayed past the staleness bound.",
     )
+
+    @model_validator(mode="after")
+    def _reworded_tasks_are_judged_by_their_parameters(self) -> RunConfig:
+        """A reworded instruction must not change what counts as success: only PhoneSim's own
+        check judges a task by its parameters; a MiniWoB++ page shows its own instruction, and a
+        judge reads the instruction it is given."""
+        rate = self.train.task_phrasing_augmentation
+        if rate > 0 and (self.env.backend != "phonesim" or self.judge.kind != "state"):
+            raise ValueError(
+                f"train.task_phrasing_augmentation={rate:g} rewords the instruction of each "
+                "train task, which only the phonesim backend judged by its own state "
+                "(judge.kind=state) can do without changing the task; env.backend is "
+                f"{self.env.backend!r} and judge.kind {self.judge.kind!r}: leave it at 0"
+            )
+        return self
 
     @model_validator(mode="after")
     def _online_windows_in_every_batch(self) -> RunConfig:

@@ -21,7 +21,6 @@ from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.trajectory import Trajectory
 from distrl.envs.devices import Purpose, make_device
-from distrl.envs.task_sets import load_tasks
 from distrl.errors import InputError
 from distrl.policies.base import reads_screenshots
 from distrl.runtime.collection_stats import RecentCollection, replay_stats, take_in
@@ -49,8 +48,8 @@ class LocalParts:
             self.replay.add_demonstrations(setup.demonstrations)
         self.recent = RecentCollection()
         session = setup.session
-        self.task_sampler = TaskSampler(
-            load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, 0, session)
+        self.task_sampler = TaskSampler.for_training(
+            cfg, derive_rng(cfg.seed, Stream.WORKER_TASKS, 0, session)
         )
         devices = [
             make_device(cfg, Purpose.TRAIN, i, screenshots=screenshots)

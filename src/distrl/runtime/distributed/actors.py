@@ -31,7 +31,6 @@ from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.trajectory import Trajectory
 from distrl.envs.devices import Purpose, make_device
 from distrl.envs.protocol import DeviceEnv
-from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import reads_screenshots
 from distrl.runtime.acting import ActionSource
 from distrl.runtime.async_worker import AsyncWorker, CollectStats
@@ -280,8 +279,8 @@ class WorkerActor:
                 lineage=(session, life),
             )
 
-        self.task_sampler = TaskSampler(
-            load_tasks(cfg, "train"), derive_rng(cfg.seed, Stream.WORKER_TASKS, *branch)
+        self.task_sampler = TaskSampler.for_training(
+            cfg, derive_rng(cfg.seed, Stream.WORKER_TASKS, *branch)
         )
         #: The curriculum's task weights this worker draws with (their board version).
         self.task_weights_version = 0

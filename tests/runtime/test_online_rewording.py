@@ -1,7 +1,12 @@
-"""Rewording during online training (``train.demo_phrasing_augmentation``): the replay rewords
-the demonstration windows it draws, one rewording per window applied to every observation of
-it, keeping the words the window's steps need; the policy's own windows and the kept
-demonstrations are never changed."""
+"""Rewording during online training.
+
+``train.demo_phrasing_augmentation``: the replay rewords the demonstration windows it draws, one
+rewording per window applied to every observation of it, keeping the words the window's steps
+need; the policy's own windows and the kept demonstrations are never changed.
+
+``train.task_phrasing_augmentation``: a worker's train task is reworded before its episode, never
+a word of the task's parameters, so the policy acts (and its log-probs are taken) on the
+sentence it saw and PhoneSim still judges the task it is; evaluation is never reworded."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from distrl.agents.oracle import OracleAgent
-from distrl.algos.phrasing_augmentation import PhrasingEdit
+from distrl.algos.phrasing_augmentation import PhrasingEdit, task_template_words, task_words
 from distrl.algos.registry import build_algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.cli.main import main
@@ -23,11 +28,11 @@ from distrl.core.action import ActionType
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
-from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.components import build_replay
 from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.rollout import run_episode
-from distrl.runtime.worker import Worker
+from distrl.runtime.task_sampler import TaskSampler
+from distrl.store import TrajectoryStore
 
 #: Templates whose demonstrations type a text, tap names and carry numbers.
 TEMPLATES = ("send_message", "create_note", "add_contact", "toggle_setting", "lookup_contact")
@@ -45,22 +50,17 @@ def demonstrations() -> list[Trajectory]:
     return demos
 
 
-@pytest.fixture(scope="module")
-def online() -> list[Trajectory]:
-    tasks = load_suite("general", "train")
-    rng = np.random.default_rng(0)
-    worker = Worker(
-        [PhoneSimEnv(seed=i) for i in range(2)],
-        SmallPolicy(SmallPolicyConfig()),
-        lambda: tasks[int(rng.integers(len(tasks)))],
-        seed=0,
-    )
-    return worker.collect(6)
-
-
 def _windows(trajectories: list[Trajectory], length: int = 3) -> list[StepWindow]:
     shaping = build_algorithm(RunConfig()).shaping
     return [w for t in trajectories for w in cut_windows(t, length, shaping)]
+
+
+def _train(tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> dict:
+    """A short real serial run on 2 devices; its JSON result."""
+    command = ["train", "--run-root", str(tmp_path), "--minutes", "30", "--json"]
+    small = ["train.devices=2", "train.min_replay=4", "train.eval_episodes=4"]
+    assert main([*command, *small, "train.final_eval_episodes=4", *options]) == 0
+    return json.loads(capsys.readouterr().out)
 
 
 def _needed_tokens(window: StepWindow) -> set[str]:
@@ -123,8 +123,9 @@ def test_rate_zero_and_a_seed_give_what_they_say(demonstrations: list[Trajectory
 
 
 def test_the_replay_rewords_the_drawn_demonstrations_only(
-    demonstrations: list[Trajectory], online: list[Trajectory]
+    demonstrations: list[Trajectory], episodes: list[Trajectory]
 ) -> None:
+    online = episodes[:6]
     replay = ReplayService(
         build_algorithm(RunConfig()),
         window=3,
@@ -180,21 +181,17 @@ def test_a_run_rewords_its_demonstration_draws_and_reports_them(
 ) -> None:
     """A short real serial run: the demonstration share is drawn and reworded, and the run's
     JSON and TensorBoard say how many."""
-    command = ["train", "--run-root", str(tmp_path), "--minutes", "30", "--updates", "3"]
-    options = [
-        "train.devices=2",
+    result = _train(
+        tmp_path,
+        capsys,
+        "--updates=3",
         "train.episodes_per_round=2",
-        "train.min_replay=4",
         "train.batch_size=8",
-        "train.eval_episodes=4",
-        "train.final_eval_episodes=4",
         "train.warm_start_episodes=8",
         "train.bc_steps=2",
         "train.demo_fraction=0.5",
         "train.demo_phrasing_augmentation=1.0",
-    ]
-    assert main([*command, "--json", *options]) == 0
-    result = json.loads(capsys.readouterr().out)
+    )
     figures = result["demo_rewording"]
     assert figures["demo_windows_sampled"] == 3 * 4  # 3 updates, half of 8 windows each
     # Rate 1: most drawn windows are reworded (see the first test for the ones that are not).
@@ -202,3 +199,76 @@ def test_a_run_rewords_its_demonstration_draws_and_reports_them(
     events = EventAccumulator(str(Path(result["run_dir"]) / "tensorboard"))
     events.Reload()
     assert "replay/demo_reworded_share" in events.Tags()["scalars"]
+
+
+# -- the policy's own episodes: train tasks reworded before they start ------------------------
+
+
+@pytest.mark.parametrize("suite", ["general", "webshop"])
+def test_a_reworded_task_keeps_its_parameters_words_and_identity(suite: str) -> None:
+    tasks = load_suite(suite, "train")
+    pool = task_template_words(tasks)
+    # The pool is wording only: no task's parameter word shows up in it by way of that task.
+    assert not {"airplane", "bluetooth", "sennheiser", "momentum"} & set(pool)
+    edit = PhrasingEdit(pool, rate=1.0)
+    rng = np.random.default_rng(0)
+    changed = 0
+    for task in tasks:
+        reworded = edit.reword_task(task, rng)
+        assert (reworded.task_id, reworded.spec, reworded.split) == (
+            task.task_id,
+            task.spec,
+            task.split,
+        )
+        changed += reworded.instruction != task.instruction
+        words = {w.strip("'\"?,.:!").lower() for w in reworded.instruction.split()}
+        kept = {w.strip("'\"?,.:!").lower() for w in task.instruction.split()}
+        assert task_words(task) & kept <= words, (task.instruction, reworded.instruction)
+    assert changed > 0.6 * len(tasks)
+    assert PhrasingEdit(pool, rate=0.0).reword_task(tasks[0], rng) is tasks[0]
+
+
+def test_the_train_sampler_rewords_its_share_reproducibly_and_draws_as_before_when_off() -> None:
+    cfg = load_config("quick", ["train.task_phrasing_augmentation=0.5"])
+    first = TaskSampler.for_training(cfg, np.random.default_rng(3))
+    drawn = [first() for _ in range(2000)]
+    originals = {t.task_id: t.instruction for t in load_suite("general", "train")}
+    reworded = sum(t.instruction != originals[t.task_id] for t in drawn)
+    assert 0.3 * 2000 < reworded <= 0.5 * 2000 + 100  # rate 0.5, less the edits that change nothing
+    again = TaskSampler.for_training(cfg, np.random.default_rng(3))
+    assert [again() for _ in range(2000)] == drawn
+    # Off: no rewording and the very task stream a sampler without it draws.
+    off = TaskSampler.for_training(load_config("quick", []), np.random.default_rng(3))
+    plain = TaskSampler(load_suite("general", "train"), np.random.default_rng(3))
+    assert off.rewording is None
+    assert [off().task_id for _ in range(200)] == [plain().task_id for _ in range(200)]
+
+
+def test_task_rewording_is_refused_where_the_wording_is_the_task() -> None:
+    with pytest.raises(ConfigError, match="only the phonesim backend"):
+        load_config("miniwob", ["train.task_phrasing_augmentation=0.5"])
+    with pytest.raises(ConfigError, match="judge.kind 'vlm'"):
+        load_config("quick", ["train.task_phrasing_augmentation=0.5", "judge.kind=vlm"])
+
+
+def test_a_run_acts_on_reworded_train_tasks_and_stores_what_it_saw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = _train(
+        tmp_path,
+        capsys,
+        "--updates=2",
+        "train.episodes_per_round=8",
+        "train.batch_size=4",
+        "train.warm_start_episodes=0",
+        "train.task_phrasing_augmentation=1.0",
+    )
+    stored = TrajectoryStore(Path(result["run_dir"]) / "trajectories").load()
+    originals = {t.task_id: t for t in load_suite("general", "train")}
+    assert stored and all(t.task.task_id in originals for t in stored)
+    reworded = [t for t in stored if t.task.instruction != originals[t.task.task_id].instruction]
+    assert len(reworded) > 0.5 * len(stored)
+    for trajectory in reworded:  # every step shows the reworded sentence the policy acted on
+        assert {s.observation.instruction for s in trajectory.steps} == {
+            trajectory.task.instruction
+        }
