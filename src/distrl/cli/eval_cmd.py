@@ -13,7 +13,8 @@ from distrl.cli.main import emit_json
 from distrl.config.loader import load_config
 from distrl.envs.task_sets import suite_label
 from distrl.errors import InputError
-from distrl.policies.base import load_policy
+from distrl.policies.base import Policy, load_policy
+from distrl.runtime.checkpoint import load_checkpoint
 from distrl.runtime.evaluation import evaluate
 from distrl.runtime.play import select_tasks
 from distrl.runtime.run_log import POLICY_CHECKPOINT
@@ -29,11 +30,32 @@ def _policy_path(checkpoint: str) -> Path:
     return path
 
 
+def newest_policy(checkpoint: str) -> Policy:
+    """The learner's newest weights in a run folder's resume state, in the saved policy's kind
+    and config: with ``train.averaged_policy_decay`` the saved policy is their moving average
+    (docs/design.md §7.15), and this scores what the run trained against what it saved."""
+    path = Path(checkpoint)
+    if not path.is_dir():
+        raise InputError(
+            f"--checkpoint {path}: --newest reads a run folder's resume state "
+            "(checkpoints/latest.pt); give the run folder, not a policy file"
+        )
+    policy = load_policy(_policy_path(checkpoint))
+    learner = load_checkpoint(path)["learner"]
+    policy.load_state_dict(learner["policy"])
+    policy.version = int(learner["version"])
+    return policy
+
+
 def run(args: argparse.Namespace, overrides: list[str]) -> int:
     # Evaluation means the held-out split unless asked otherwise (training's default is train).
     cfg = load_config(args.preset, ["env.split=test", *overrides])
     tasks = select_tasks(cfg)
-    policy = load_policy(_policy_path(args.checkpoint))
+    newest = bool(args.newest)
+    if newest:
+        policy = newest_policy(args.checkpoint)
+    else:
+        policy = load_policy(_policy_path(args.checkpoint))
     episodes = cfg.train.eval_episodes
     with Console(stderr=True).status(f"evaluating on {episodes} episodes (greedy, then sampled)"):
         greedy = evaluate(policy, cfg, tasks, episodes, greedy=True)
@@ -47,6 +69,7 @@ def run(args: argparse.Namespace, overrides: list[str]) -> int:
         "suite": suite_label(cfg),
         "split": cfg.env.split,
         "policy_version": policy.version,
+        "weights": "newest" if newest else "saved",
     }
     if args.json:
         emit_json(summary)

@@ -262,6 +262,12 @@ def _add_run_commands(command: Callable[..., Any]) -> None:
     evaluate.add_argument(
         "--checkpoint", required=True, help="policy file, or a run folder (its latest policy)"
     )
+    evaluate.add_argument(
+        "--newest",
+        action="store_true",
+        help="score the learner's newest weights from the run folder's resume state instead of "
+        "the saved policy (with train.averaged_policy_decay the saved policy is their average)",
+    )
     _add_env(evaluate)
     config_flag(
         evaluate,

@@ -805,6 +805,16 @@ class TrainConfig(ConfigSection):
     checkpoint_every_minutes: float = Field(
         default=2.0, gt=0, le=100_000.0, description="Checkpoint period."
     )
+    averaged_policy_decay: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Evaluate and save an exponential moving average of the learner's weights "
+        "(this decay per update; Polyak averaging) instead of the newest weights, so the greedy "
+        "policy a run quotes and deploys does not flip with each update's noise; workers still "
+        "act with the newest weights, whose log-probs the replay records (0: off). 0.99 "
+        "averages about the last 100 updates; docs/design.md §7.15.",
+    )
 
     @model_validator(mode="after")
     def _replay_can_fill(self) -> TrainConfig:

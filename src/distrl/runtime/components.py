@@ -47,6 +47,7 @@ def build_learner(cfg: RunConfig, policy: Policy) -> Learner:
         lr=cfg.train.lr,
         grad_clip=cfg.train.grad_clip,
         accumulation=accumulation,
+        average_decay=cfg.train.averaged_policy_decay,
     )
 
 

@@ -4,6 +4,11 @@ Data flows one way: the replay (:mod:`distrl.runtime.replay_service`) hands over
 windows, :meth:`Learner.update` applies the algorithm's loss and returns the fresh priorities for
 the replay to write back, and :meth:`Learner.weights` hands the current parameters and their
 version to workers. Each update bumps the version, so staleness is measured in updates.
+
+With ``average_decay`` > 0 the learner also keeps an exponential moving average of the weights
+it publishes (Polyak averaging, ``train.averaged_policy_decay``, docs/design.md §7.15):
+:meth:`Learner.deployed_weights` hands it to evaluation and to the saved policy, while workers
+keep acting with the newest weights, whose log-probs are the ones the replay records.
 """
 
 from __future__ import annotations
@@ -28,6 +33,13 @@ def tensor_bytes(state: dict[str, torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in state.values())
 
 
+def published_state(policy: Policy) -> dict[str, torch.Tensor]:
+    """The policy's tensors that a learner publishes, not copied: only the trainable ones when
+    the policy says which (a VLM's LoRA adapters and critic, not its frozen base)."""
+    trainable = getattr(policy, "trainable_state_dict", None)
+    return trainable() if callable(trainable) else policy.state_dict()
+
+
 class Learner:
     def __init__(
         self,
@@ -37,7 +49,10 @@ class Learner:
         lr: float,
         grad_clip: float,
         accumulation: int = 1,
+        average_decay: float = 0.0,
     ):
+        if not 0.0 <= average_decay < 1.0:
+            raise ValueError(f"average_decay must be in [0, 1), got {average_decay}")
         self.policy = policy
         self.algorithm = algorithm
         self.grad_clip = grad_clip
@@ -46,6 +61,11 @@ class Learner:
         self.parameters = [p for p in policy.parameters() if p.requires_grad]
         self.optimizer = torch.optim.Adam(self.parameters, lr=lr)
         self.updates = 0
+        self.average_decay = average_decay
+        #: The moving average of :meth:`weights` (None: off, or no update yet), and how many
+        #: updates it has taken in.
+        self.average: dict[str, torch.Tensor] | None = None
+        self.averaged_updates = 0
 
     @property
     def version(self) -> int:
@@ -69,6 +89,7 @@ class Learner:
         """This process's part of one update: ``windows`` of a batch of ``total_steps`` steps
         spread over ``world_size`` processes of a group (see :mod:`distrl.runtime.ddp`)."""
         loss_fn = self.algorithm.loss_for_update(self.updates)
+        before = self.weights()[0] if self.average_decay and self.average is None else None
         step = synchronized_step(
             lambda micro, w: loss_fn(self.policy, micro, w),
             self.parameters,
@@ -82,7 +103,28 @@ class Learner:
         )
         self.policy.version += 1
         self.updates += 1
+        self._update_average(before)
         return step
+
+    def _update_average(self, before: dict[str, torch.Tensor] | None) -> None:
+        """Move the average toward the weights just trained. The first averaged update starts it
+        from ``before``, the weights the run started with (a warm start's clone, say); the decay
+        then ramps up as ``(1 + n) / (10 + n)`` after ``n`` averaged updates until it reaches
+        ``average_decay``, so an early evaluation is not an average dominated by the start."""
+        if not self.average_decay:
+            return
+        if self.average is None:
+            assert before is not None  # taken before the first averaged update
+            self.average, self.averaged_updates = before, 0
+        self.averaged_updates += 1
+        n = self.averaged_updates
+        decay = min(self.average_decay, (1.0 + n) / (10.0 + n))
+        for name, value in self._published_state().items():
+            kept = self.average[name]
+            if kept.is_floating_point():
+                kept.lerp_(value.detach(), 1.0 - decay)
+            else:
+                kept.copy_(value)
 
     @staticmethod
     def report(
@@ -106,12 +148,21 @@ class Learner:
             "priority_mean": float(priorities.mean()),
         }
 
+    def _published_state(self) -> dict[str, torch.Tensor]:
+        return published_state(self.policy)
+
     def weights(self) -> tuple[dict[str, torch.Tensor], int]:
-        """The parameters workers should act with, and their version: only the trainable ones
-        when the policy says which (a VLM's LoRA adapters and critic, not its frozen base)."""
-        trainable = getattr(self.policy, "trainable_state_dict", None)
-        state = trainable() if callable(trainable) else self.policy.state_dict()
-        return {k: v.detach().clone() for k, v in state.items()}, self.version
+        """The parameters workers should act with (a copy of :func:`published_state`), and
+        their version."""
+        return {k: v.detach().clone() for k, v in self._published_state().items()}, self.version
+
+    def deployed_weights(self) -> tuple[dict[str, torch.Tensor], int]:
+        """The weights a run evaluates and saves for ``distrl eval``: the moving average when
+        ``average_decay`` is on and an update has run, else :meth:`weights`. The version is the
+        newest update's (the average includes it)."""
+        if self.average is None:
+            return self.weights()
+        return {k: v.clone() for k, v in self.average.items()}, self.version
 
     def weights_figures(self) -> dict[str, int]:
         """Bytes of one weights publication and of all the policy's parameters."""
@@ -123,18 +174,30 @@ class Learner:
         }
 
     def state_dict(self) -> dict[str, object]:
-        return {
+        state: dict[str, object] = {
             "policy": self.policy.state_dict(),
             "version": self.version,
             "optimizer": self.optimizer.state_dict(),
             "updates": self.updates,
         }
+        if self.average is not None:
+            state["average"] = {k: v.clone() for k, v in self.average.items()}
+            state["averaged_updates"] = self.averaged_updates
+        return state
 
     def load_state_dict(self, state: dict[str, object]) -> None:
+        """Restore :meth:`state_dict`'s output. A checkpoint without an average (written with
+        averaging off) restarts it from the restored weights at the next update."""
         self.policy.load_state_dict(state["policy"])  # type: ignore[arg-type]
         self.policy.version = int(state["version"])  # type: ignore[call-overload]
         self.optimizer.load_state_dict(state["optimizer"])  # type: ignore[arg-type]
         self.updates = int(state["updates"])  # type: ignore[call-overload]
+        average = state.get("average")
+        if self.average_decay and isinstance(average, dict):
+            self.average = {k: v.clone() for k, v in average.items()}
+            self.averaged_updates = int(state.get("averaged_updates", 0))  # type: ignore[call-overload]
+        else:
+            self.average, self.averaged_updates = None, 0
 
 
 def update_from_replay(

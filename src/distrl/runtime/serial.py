@@ -100,7 +100,7 @@ class LocalParts:
         return self.learner.updates
 
     def learner_weights(self) -> tuple[dict[str, torch.Tensor], int, int]:
-        return (*self.learner.weights(), self.learner.updates)
+        return (*self.learner.deployed_weights(), self.learner.updates)
 
     def stats(self) -> dict[str, float]:
         return replay_stats(self.replay, self.recent)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +41,7 @@ from distrl.runtime.curriculum import Outcome, TaskCurriculum
 from distrl.runtime.diagnostics import RunDiagnostics
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices
+from distrl.runtime.learner import published_state
 from distrl.runtime.run_dir import create_run_dir
 from distrl.runtime.run_log import (
     RunClock,
@@ -81,8 +82,9 @@ class Parts(Protocol):
         ...
 
     def learner_weights(self) -> tuple[dict[str, torch.Tensor], int, int]:
-        """The learner's current weights, their version and the update count they were taken
-        at (an async learner trains on meanwhile)."""
+        """The weights the run evaluates (the learner's newest, or their moving average with
+        ``train.averaged_policy_decay``), their version and the update count they were taken at
+        (an async learner trains on meanwhile)."""
         ...
 
     def stats(self) -> dict[str, float]:
@@ -328,19 +330,18 @@ class TrainingRun:
             return
         started = time.monotonic()
         weights, version, updates = self.parts.learner_weights()
-        self.policy.load_state_dict(weights)
-        self.policy.version = version
-        record_eval(
-            self.cfg,
-            self.policy,
-            self.test_tasks,
-            self.clock.elapsed,
-            updates,
-            self.result,
-            self.writer,
-            self.eval_devices,
-            final,
-        )
+        with self._policy_holding(weights, version):
+            record_eval(
+                self.cfg,
+                self.policy,
+                self.test_tasks,
+                self.clock.elapsed,
+                updates,
+                self.result,
+                self.writer,
+                self.eval_devices,
+                final,
+            )
         self.clock.reserve = time.monotonic() - started  # what the final evaluation will take
         point = self.result.curve[-1]
         log.info(
@@ -351,6 +352,21 @@ class TrainingRun:
             point["sampled_success"],
             self.clock.reserve,
         )
+
+    @contextmanager
+    def _policy_holding(self, weights: dict[str, torch.Tensor], version: int) -> Iterator[None]:
+        """``self.policy`` holds ``weights`` (all or some of its tensors) and ``version`` inside
+        the block and its own again after it: in the serial runtime it is the learner's policy,
+        which must not go on training from a moving average that was only evaluated."""
+        kept = {k: v.detach().clone() for k, v in published_state(self.policy).items()}
+        kept_version = self.policy.version
+        self.policy.load_state_dict(weights)
+        self.policy.version = version
+        try:
+            yield
+        finally:
+            self.policy.load_state_dict(kept)
+            self.policy.version = kept_version
 
     def _report(self, metrics: dict[str, float]) -> None:
         """One progress line: budget spent, updates, episodes, the learner's loss."""
@@ -411,8 +427,15 @@ class TrainingRun:
         """Everything a resumed run needs, written atomically with the policy it holds."""
         parts_state = self.parts.state_dict()
         learner = parts_state["learner"]
+        average = learner.get("average")
+        if average is not None:
+            # The serial runtime's state holds the policy's own tensors, which holding the
+            # average below overwrites in place: the resume state keeps copies of the newest.
+            learner["policy"] = {
+                k: v.clone() if k in average else v for k, v in learner["policy"].items()
+            }
         self.policy.load_state_dict(learner["policy"])
-        self.policy.version = int(learner["version"])
+        self.policy.version = version = int(learner["version"])
         self.result.episodes = int(parts_state["replay"]["counters"]["trajectories"])
         state = {
             **parts_state,
@@ -425,7 +448,10 @@ class TrainingRun:
         }
         if self.curriculum is not None:
             state["curriculum"] = self.curriculum.state_dict()
-        save_checkpoint(self.result.run_dir, state, self.policy)
+        # The saved policy (what ``distrl eval`` scores) is the one the run evaluates.
+        holding = nullcontext() if average is None else self._policy_holding(average, version)
+        with holding:
+            save_checkpoint(self.result.run_dir, state, self.policy)
         log.info("checkpoint: update %d, %d episodes", self.updates, self.result.episodes)
 
     def _accounting(self) -> dict[str, Any]:

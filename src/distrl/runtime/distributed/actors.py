@@ -215,8 +215,9 @@ class LearnerActor:
         return self.learner.updates
 
     def policy_state(self) -> tuple[dict[str, torch.Tensor], int, int]:
-        """The weights, their version and the update count they were taken at."""
-        return (*self.learner.weights(), self.learner.updates)
+        """The weights a run evaluates (:meth:`Learner.deployed_weights`), their version and the
+        update count they were taken at."""
+        return (*self.learner.deployed_weights(), self.learner.updates)
 
     def weights_figures(self) -> dict[str, int]:
         """Bytes of one weights publication (trainable tensors only) and of the whole policy,
