@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import ray
 import torch
 
 from distrl.algos.registry import build_algorithm
@@ -102,43 +101,22 @@ def test_the_decay_is_checked() -> None:
         _learner(1.0)
 
 
-SMALL = {
-    "devices": 2,
-    "episodes_per_round": 2,
-    "updates_per_round": 2,
-    "min_replay": 4,
-    "batch_size": 4,
-    "eval_episodes": 2,
-    "final_eval_episodes": 2,
-    "minutes": 10,
-    "max_updates": 6,
-}
+TinyRun = Callable[[Path, str, int], RunConfig]
 
 
-def _cfg(tmp_path: Path, runtime: str, decay: float) -> RunConfig:
-    cfg = RunConfig()
-    cfg.run_root = str(tmp_path)
-    for key, value in SMALL.items():
-        setattr(cfg.train, key, value)
+def _averaged(
+    tiny_run: TinyRun, run_root: Path, runtime: str, decay: float, updates: int = 6
+) -> RunConfig:
+    cfg = tiny_run(run_root, runtime, updates)
     cfg.train.averaged_policy_decay = decay
-    if runtime == "ray":
-        cfg.train.runtime, cfg.train.mode = "ray", "sync"
-        cfg.ray.workers, cfg.ray.call_timeout_seconds = 1, 120
     return cfg
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, resources={"distrl_device": 2}, include_dashboard=False)
-    yield
-    ray.shutdown()
-
-
 def test_a_serial_run_saves_the_average_and_trains_as_without_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tiny_run: TinyRun
 ) -> None:
-    averaged = train(_cfg(tmp_path / "on", "serial", DECAY))
-    plain = train(_cfg(tmp_path / "off", "serial", 0.0))
+    averaged = train(_averaged(tiny_run, tmp_path / "on", "serial", DECAY))
+    plain = train(_averaged(tiny_run, tmp_path / "off", "serial", 0.0))
     on, off = load_checkpoint(averaged.run_dir), load_checkpoint(plain.run_dir)
     assert on["learner"]["updates"] == off["learner"]["updates"] == 6
     # Evaluating and saving the average did not move the weights training goes on from.
@@ -166,16 +144,16 @@ def test_newest_needs_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "--newest reads a run folder's resume state" in capsys.readouterr().err
 
 
-def test_a_ray_run_saves_the_average_and_resumes_it(tmp_path: Path, local_ray: None) -> None:
-    first = train_ray(_cfg(tmp_path, "ray", DECAY))
+def test_a_ray_run_saves_the_average_and_resumes_it(
+    tmp_path: Path, local_ray: None, tiny_run: TinyRun
+) -> None:
+    first = train_ray(_averaged(tiny_run, tmp_path, "ray", DECAY))
     state = load_checkpoint(first.run_dir)
     assert state["learner"]["averaged_updates"] == 6
     saved = read_checkpoint(first.run_dir / POLICY_CHECKPOINT)["state_dict"]
     assert _close(saved, state["learner"]["average"])
     assert not _close(saved, state["learner"]["policy"])
-    cfg = _cfg(tmp_path, "ray", DECAY)
-    cfg.train.max_updates = 8
-    train_ray(cfg, resume=first.run_dir)
+    train_ray(_averaged(tiny_run, tmp_path, "ray", DECAY, updates=8), resume=first.run_dir)
     state = load_checkpoint(first.run_dir)
     assert state["learner"]["averaged_updates"] == 8  # went on from the checkpointed average
     saved = read_checkpoint(first.run_dir / POLICY_CHECKPOINT)["state_dict"]

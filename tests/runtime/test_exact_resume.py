@@ -13,12 +13,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-import ray
 import torch
 
 from distrl.algos.registry import build_algorithm
@@ -150,53 +149,24 @@ def test_the_samplers_priorities_and_beta_progress_survive_a_resume() -> None:
     assert resumed.buffer.sampler.num_samples == replay.buffer.sampler.num_samples == 3  # type: ignore[attr-defined]
 
 
-SMALL = {
-    "devices": DEVICES,
-    "episodes_per_round": 2,
-    "updates_per_round": 2,
-    "min_replay": 4,
-    "batch_size": 4,
-    "eval_episodes": 2,
-    "final_eval_episodes": 2,
-    "warm_start_episodes": 0,
-    "minutes": 10,
-}
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, resources={"distrl_device": DEVICES}, include_dashboard=False)
-    yield
-    ray.shutdown()
-
-
-def _cfg(tmp_path: Path, runtime: str, max_updates: int) -> RunConfig:
-    cfg = RunConfig()
-    cfg.run_root = str(tmp_path)
-    for key, value in SMALL.items():
-        setattr(cfg.train, key, value)
-    cfg.train.max_updates = max_updates
-    if runtime == "ray":
-        cfg.train.runtime, cfg.train.mode = "ray", "sync"
-        cfg.ray.workers, cfg.ray.call_timeout_seconds = 1, 120
-    return cfg
-
-
 @pytest.mark.parametrize("runtime", ["serial", "ray"])
 def test_a_checkpoint_resumes_the_same_way_in_both_runtimes(
-    runtime: str, tmp_path: Path, request: pytest.FixtureRequest
+    runtime: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    tiny_run: Callable[[Path, str, int], RunConfig],
 ) -> None:
     if runtime == "ray":
         request.getfixturevalue("local_ray")
     run = train if runtime == "serial" else train_ray
     # Three updates, two per round: the second round must stop at one (exactly N updates).
-    first = run(_cfg(tmp_path, runtime, max_updates=3))
+    first = run(tiny_run(tmp_path, runtime, 3))
     run_dir = first.run_dir
     assert first.updates == 3 and load_checkpoint(run_dir)["learner"]["updates"] == 3
     assert _pair(run_dir) == (3, 3)
     before = load_checkpoint(run_dir)
     assert before["replay"]["sampler"]["num_samples"] > 0
-    second = run(_cfg(tmp_path, runtime, max_updates=5), resume=run_dir)
+    second = run(tiny_run(tmp_path, runtime, 5), resume=run_dir)
     assert second.run_dir == run_dir and second.updates == 5
     assert [p["updates"] for p in second.curve] == [0, 3, 5]
     state = load_checkpoint(run_dir)
