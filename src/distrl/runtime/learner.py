@@ -89,7 +89,9 @@ class Learner:
         """This process's part of one update: ``windows`` of a batch of ``total_steps`` steps
         spread over ``world_size`` processes of a group (see :mod:`distrl.runtime.ddp`)."""
         loss_fn = self.algorithm.loss_for_update(self.updates)
-        before = self.weights()[0] if self.average_decay and self.average is None else None
+        if self.average_decay and self.average is None:
+            # The average starts from the weights before its first update (a warm start's clone).
+            self.average, self.averaged_updates = self.weights()[0], 0
         step = synchronized_step(
             lambda micro, w: loss_fn(self.policy, micro, w),
             self.parameters,
@@ -103,23 +105,19 @@ class Learner:
         )
         self.policy.version += 1
         self.updates += 1
-        self._update_average(before)
+        self._update_average()
         return step
 
-    def _update_average(self, before: dict[str, torch.Tensor] | None) -> None:
-        """Move the average toward the weights just trained. The first averaged update starts it
-        from ``before``, the weights the run started with (a warm start's clone, say); the decay
-        then ramps up as ``(1 + n) / (10 + n)`` after ``n`` averaged updates until it reaches
-        ``average_decay``, so an early evaluation is not an average dominated by the start."""
-        if not self.average_decay:
-            return
+    def _update_average(self) -> None:
+        """Move the average toward the weights just trained. The decay ramps up as
+        ``(1 + n) / (10 + n)`` after ``n`` averaged updates until it reaches ``average_decay``,
+        so an early evaluation is not an average dominated by the start."""
         if self.average is None:
-            assert before is not None  # taken before the first averaged update
-            self.average, self.averaged_updates = before, 0
+            return
         self.averaged_updates += 1
         n = self.averaged_updates
         decay = min(self.average_decay, (1.0 + n) / (10.0 + n))
-        for name, value in self._published_state().items():
+        for name, value in published_state(self.policy).items():
             kept = self.average[name]
             if kept.is_floating_point():
                 kept.lerp_(value.detach(), 1.0 - decay)
@@ -148,13 +146,11 @@ class Learner:
             "priority_mean": float(priorities.mean()),
         }
 
-    def _published_state(self) -> dict[str, torch.Tensor]:
-        return published_state(self.policy)
-
     def weights(self) -> tuple[dict[str, torch.Tensor], int]:
         """The parameters workers should act with (a copy of :func:`published_state`), and
         their version."""
-        return {k: v.detach().clone() for k, v in self._published_state().items()}, self.version
+        state = published_state(self.policy)
+        return {k: v.detach().clone() for k, v in state.items()}, self.version
 
     def deployed_weights(self) -> tuple[dict[str, torch.Tensor], int]:
         """The weights a run evaluates and saves for ``distrl eval``: the moving average when
