@@ -171,8 +171,10 @@ def test_the_config_switches_it_on_and_refuses_it_without_a_demonstration_share(
     replay.add_demonstrations(demonstrations)
     assert replay.demo_rewording is not None and replay.demo_rewording.rate == 0.5
     assert replay.demo_rewording.pool == PhrasingEdit.from_demonstrations(demonstrations, 0.5).pool
+    kept = len(replay.demo_windows)
     with pytest.raises(ValueError, match="add them in one call"):
         replay.add_demonstrations(demonstrations)
+    assert len(replay.demo_windows) == kept  # the refused call kept nothing
     off = build_replay(load_config("vlm-quick", []), keep_screenshots=False, store_dir=None)
     off.add_demonstrations(demonstrations)
     assert off.demo_rewording is None

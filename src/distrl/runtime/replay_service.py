@@ -245,15 +245,15 @@ class ReplayService:
         """Keep the algorithm-admitted demonstrations as windows for the ``demo_fraction`` share
         of each batch; returns the number of windows kept. With rewording on, its words are
         learnt from the admitted demonstrations, so they come in one call."""
+        if self._demo_rewording_rate > 0 and self.demo_rewording is not None:
+            raise ValueError(  # before any window is kept: a refused call changes nothing
+                "demonstrations were added twice with demo_rewording on; add them in one "
+                "call, so the rewording knows the words every episode needs"
+            )
         admitted = [t for t in trajectories if self.algorithm.admits(t)]
         for trajectory in admitted:
             self.demo_windows.extend(self._cut(trajectory))
         if self._demo_rewording_rate > 0:
-            if self.demo_rewording is not None:
-                raise ValueError(
-                    "demonstrations were added twice with demo_rewording on; add them in one "
-                    "call, so the rewording knows the words every episode needs"
-                )
             self.demo_rewording = PhrasingEdit.from_demonstrations(
                 admitted, self._demo_rewording_rate
             )
