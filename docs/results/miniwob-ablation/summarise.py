@@ -1,8 +1,10 @@
 """The MiniWoB++ ablation table from the runs run.sh wrote, beside the bench's own seeds (every
 mechanism on): per arm, each seed's mean test success over the 22 tasks, the mean over seeds
 with its standard error, its difference from the bench on the same seeds (mean and standard
-error of the per-seed differences), the mean over the typing tasks, and the mean number of
-learner updates (every run has the same 30 minutes; an arm that draws long, failing episodes
+error of the per-seed differences), the mean over the typing tasks, how many typing tasks the
+run succeeded on at least once while training (sampled episodes; this tells a task exploration
+never found from one found and then lost by the greedy policy), and the mean number of learner
+updates (every run has the same 30 minutes; an arm that draws long, failing episodes
 more often makes fewer). An arm with fewer than three seeds is marked: it is not yet a
 comparison. A second table does the same for the bench's settings since 2026-12-04 (every
 mechanism on), one mechanism off per arm. A third table puts each 10-step run's test success
@@ -86,9 +88,10 @@ def _table(reference: str, arms: tuple[str, ...], variants: tuple[str, ...]) -> 
     ``reference``."""
     print(
         f"| arm | seed 0 | seed 1 | seed 2 | mean +- s.e. | minus {reference}, paired by seed "
-        "| typing tasks, mean over seeds | updates, mean |"
+        "| typing tasks, mean over seeds | typing tasks found in training, by seed "
+        "| updates, mean |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     base = _runs(reference)
     for arm in arms + variants:
         runs = _runs(arm)
@@ -111,8 +114,19 @@ def _table(reference: str, arms: tuple[str, ...], variants: tuple[str, ...]) -> 
         print(
             f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | {difference} | "
             f"{_mean_se(typing) if typing else '-'} | "
+            f"{', '.join(_typing_found(runs[s]) if s in runs else '-' for s in (0, 1, 2))} | "
             f"{'-' if updates is None else f'{updates:,.0f}'} |"
         )
+
+
+def _typing_found(run: dict) -> str:
+    """How many typing tasks had a successful training episode, as ``found/typing tasks``
+    (``?`` for a run written before the bench reported training episodes)."""
+    episodes = run.get("train_episodes")
+    if episodes is None:
+        return "?"
+    found = sum(1 for task in TYPING if episodes.get(task, {}).get("successes", 0) > 0)
+    return f"{found}/{len(TYPING)}"
 
 
 def _rescored_at_6() -> None:
