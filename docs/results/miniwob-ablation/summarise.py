@@ -39,6 +39,8 @@ VARIANTS = (
 #: The default set's tasks that need text typed from the instruction.
 TYPING = ("enter-text", "enter-text-dynamic", "enter-password", "login-user", "login-user-popup")
 SEEDS_FOR_A_COMPARISON = 3
+#: The seeds each table has a column for.
+SEEDS = (0, 1, 2)
 
 
 def _runs(arm: str) -> dict[int, dict]:
@@ -97,7 +99,7 @@ def _table(reference: str, arms: tuple[str, ...], variants: tuple[str, ...]) -> 
         runs = _runs(arm)
         if not runs and arm in variants:
             continue
-        cells = [f"{runs[s]['mean_success']:.3f}" if s in runs else "-" for s in (0, 1, 2)]
+        cells = [f"{runs[s]['mean_success']:.3f}" if s in runs else "-" for s in SEEDS]
         means = [run["mean_success"] for run in runs.values()]
         paired = [
             run["mean_success"] - base[seed]["mean_success"]
@@ -114,7 +116,7 @@ def _table(reference: str, arms: tuple[str, ...], variants: tuple[str, ...]) -> 
         print(
             f"| {arm}{note} | {' | '.join(cells)} | {_mean_se(means)} | {difference} | "
             f"{_mean_se(typing) if typing else '-'} | "
-            f"{', '.join(_typing_found(runs[s]) if s in runs else '-' for s in (0, 1, 2))} | "
+            f"{', '.join(_typing_found(runs[s]) if s in runs else '-' for s in SEEDS)} | "
             f"{'-' if updates is None else f'{updates:,.0f}'} |"
         )
 
