@@ -172,8 +172,11 @@ def bench_learner(
     bench.sample_batches_per_s = _time_samples(replay, batch_size, seconds)
     learner = build_learner(cfg, policy)
     for index in range(updates + 2):
-        batch = replay.sample(batch_size, learner.version)
-        assert batch is not None
+        # Drawn as of the data's own version: the bench's data never refreshes, so at the
+        # learner's version it would fall past train.max_staleness after a few updates and
+        # leave nothing to draw (vlm-quick's bound is 8 versions).
+        batch = replay.sample(batch_size, 0)
+        assert batch is not None  # min_replay <= batch_size <= len(replay), none stale
         started = time.perf_counter()
         learner.update(batch)
         if index >= 2:  # the first steps allocate Adam's state and warm the allocator
