@@ -22,6 +22,7 @@ import numpy as np
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.task import Task
+from distrl.core.trajectory import Trajectory
 from distrl.envs.devices import Purpose, make_device
 from distrl.envs.protocol import DeviceEnv
 from distrl.envs.task_sets import task_family
@@ -101,7 +102,7 @@ class EvaluationDevices:
         self._kept = []
 
 
-def evaluate(
+def evaluation_episodes(
     policy: Policy,
     cfg: RunConfig,
     tasks: list[Task],
@@ -109,10 +110,11 @@ def evaluate(
     greedy: bool,
     devices: EvaluationDevices | None = None,
     draw: int = 0,
-) -> EvalResult:
-    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``, on
-    ``devices`` (default: devices started and ended for this evaluation alone); ``draw`` is the
-    evaluation's index in the run (its tasks, action sampling and PhoneSim device seeds)."""
+) -> list[Trajectory]:
+    """The ``episodes`` episodes a copy of ``policy`` plays on tasks drawn from ``tasks``, on
+    ``devices`` (default: devices started and ended for these episodes alone); ``draw`` is the
+    evaluation's index in the run (its tasks, action sampling and PhoneSim device seeds).
+    :func:`evaluate` scores them; a study of how a policy fails reads them whole."""
     owned = devices is None
     bench = EvaluationDevices(cfg, reads_screenshots(policy)) if devices is None else devices
     taken = bench.take(min(cfg.train.devices, episodes), draw)
@@ -125,11 +127,25 @@ def evaluate(
         greedy=greedy,
     )
     try:
-        trajectories = worker.collect(episodes)[:episodes]
+        return worker.collect(episodes)[:episodes]
     finally:
         bench.give_back(taken)
         if owned:
             bench.close()
+
+
+def evaluate(
+    policy: Policy,
+    cfg: RunConfig,
+    tasks: list[Task],
+    episodes: int,
+    greedy: bool,
+    devices: EvaluationDevices | None = None,
+    draw: int = 0,
+) -> EvalResult:
+    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks`` (see
+    :func:`evaluation_episodes` for the devices and the ``draw``)."""
+    trajectories = evaluation_episodes(policy, cfg, tasks, episodes, greedy, devices, draw)
     per_template: dict[str, list[bool]] = {}
     for trajectory in trajectories:
         per_template.setdefault(task_family(trajectory.task), []).append(trajectory.success)
