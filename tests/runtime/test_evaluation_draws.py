@@ -10,7 +10,7 @@ from distrl.config.loader import load_config
 from distrl.envs.task_sets import load_tasks
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime import evaluation
-from distrl.runtime.evaluation import binomial_se, evaluate, evaluation_episodes
+from distrl.runtime.evaluation import binomial_se, evaluate
 
 
 def _played(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
@@ -46,16 +46,18 @@ def test_each_evaluation_draws_its_own_tasks_and_a_draw_replays_exactly(
     assert first.success_se == pytest.approx(binomial_se(first.success_rate, 8))
 
 
-def test_evaluate_scores_the_episodes_evaluation_episodes_plays() -> None:
-    """The episodes a failure study reads are the ones an evaluation of the same draw scores."""
+def test_an_evaluation_keeps_the_episodes_it_scored_when_asked() -> None:
+    """The episodes a failure study reads are the ones the evaluation scored; by default an
+    evaluation keeps none (a run evaluates every few minutes)."""
     cfg = load_config("quick", ["train.devices=2"])
     tasks = load_tasks(cfg, "test")
     policy = SmallPolicy(SmallPolicyConfig())
-    episodes = evaluation_episodes(policy, cfg, tasks, 6, greedy=False, draw=3)
-    scored = evaluate(policy, cfg, tasks, 6, greedy=False, draw=3)
-    assert len(episodes) == scored.episodes == 6
-    assert scored.success_rate == pytest.approx(sum(t.success for t in episodes) / 6)
-    assert scored.mean_steps == pytest.approx(sum(len(t) for t in episodes) / 6)
+    kept = evaluate(policy, cfg, tasks, 6, greedy=False, draw=3, keep_episodes=True)
+    plain = evaluate(policy, cfg, tasks, 6, greedy=False, draw=3)
+    assert plain == kept and plain.played == ()  # the same draw, scored alike
+    assert len(kept.played) == kept.episodes == 6
+    assert kept.success_rate == pytest.approx(sum(t.success for t in kept.played) / 6)
+    assert kept.mean_steps == pytest.approx(sum(len(t) for t in kept.played) / 6)
 
 
 def test_binomial_standard_error_by_hand() -> None:

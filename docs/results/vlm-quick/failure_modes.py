@@ -26,7 +26,7 @@ from distrl.config.loader import load_config
 from distrl.core.action import format_action
 from distrl.core.trajectory import Trajectory
 from distrl.policies.base import load_policy
-from distrl.runtime.evaluation import evaluation_episodes
+from distrl.runtime.evaluation import evaluate
 from distrl.runtime.play import select_tasks
 from distrl.runtime.run_log import POLICY_CHECKPOINT
 
@@ -62,9 +62,11 @@ def main() -> None:
     policy = load_policy(policy_file)
     report: dict[str, dict[str, float | int]] = {}
     for name, greedy in (("greedy", True), ("sampled", False)):
-        episodes = evaluation_episodes(policy, cfg, tasks, args.episodes, greedy, draw=args.draw)
-        counts = Counter(ending(t) for t in episodes)
-        report[name] = {"episodes": len(episodes), **{k: counts[k] for k in sorted(counts)}}
+        result = evaluate(
+            policy, cfg, tasks, args.episodes, greedy, draw=args.draw, keep_episodes=True
+        )
+        counts = Counter(ending(t) for t in result.played)
+        report[name] = {"episodes": result.episodes, **{k: counts[k] for k in sorted(counts)}}
     if args.json:
         print(json.dumps(report, indent=1))
         return

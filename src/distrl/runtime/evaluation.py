@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,13 +56,15 @@ def binomial_se(success_rate: float, episodes: int) -> float:
 
 @dataclass(frozen=True)
 class EvalResult:
-    """One evaluation: the fraction of ``episodes`` that succeeded, their mean length, and the
-    success rate of each task family (template) the episodes came from."""
+    """One evaluation: the fraction of ``episodes`` that succeeded, their mean length, the
+    success rate of each task family (template) the episodes came from, and (when asked for,
+    ``keep_episodes``) the episodes themselves, for a study of how a policy fails."""
 
     success_rate: float
     episodes: int
     mean_steps: float
     per_template: dict[str, float]
+    played: tuple[Trajectory, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def success_se(self) -> float:
@@ -102,7 +104,7 @@ class EvaluationDevices:
         self._kept = []
 
 
-def evaluation_episodes(
+def evaluate(
     policy: Policy,
     cfg: RunConfig,
     tasks: list[Task],
@@ -110,11 +112,12 @@ def evaluation_episodes(
     greedy: bool,
     devices: EvaluationDevices | None = None,
     draw: int = 0,
-) -> list[Trajectory]:
-    """The ``episodes`` episodes a copy of ``policy`` plays on tasks drawn from ``tasks``, on
-    ``devices`` (default: devices started and ended for these episodes alone); ``draw`` is the
-    evaluation's index in the run (its tasks, action sampling and PhoneSim device seeds).
-    :func:`evaluate` scores them; a study of how a policy fails reads them whole."""
+    keep_episodes: bool = False,
+) -> EvalResult:
+    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``, on
+    ``devices`` (default: devices started and ended for this evaluation alone); ``draw`` is the
+    evaluation's index in the run (its tasks, action sampling and PhoneSim device seeds). With
+    ``keep_episodes`` the result holds the episodes played (:attr:`EvalResult.played`)."""
     owned = devices is None
     bench = EvaluationDevices(cfg, reads_screenshots(policy)) if devices is None else devices
     taken = bench.take(min(cfg.train.devices, episodes), draw)
@@ -127,25 +130,11 @@ def evaluation_episodes(
         greedy=greedy,
     )
     try:
-        return worker.collect(episodes)[:episodes]
+        trajectories = worker.collect(episodes)[:episodes]
     finally:
         bench.give_back(taken)
         if owned:
             bench.close()
-
-
-def evaluate(
-    policy: Policy,
-    cfg: RunConfig,
-    tasks: list[Task],
-    episodes: int,
-    greedy: bool,
-    devices: EvaluationDevices | None = None,
-    draw: int = 0,
-) -> EvalResult:
-    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks`` (see
-    :func:`evaluation_episodes` for the devices and the ``draw``)."""
-    trajectories = evaluation_episodes(policy, cfg, tasks, episodes, greedy, devices, draw)
     per_template: dict[str, list[bool]] = {}
     for trajectory in trajectories:
         per_template.setdefault(task_family(trajectory.task), []).append(trajectory.success)
@@ -154,4 +143,5 @@ def evaluate(
         episodes=len(trajectories),
         mean_steps=float(np.mean([len(t) for t in trajectories])),
         per_template={k: float(np.mean(v)) for k, v in sorted(per_template.items())},
+        played=tuple(trajectories) if keep_episodes else (),
     )
