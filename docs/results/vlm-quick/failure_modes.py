@@ -60,7 +60,7 @@ def main() -> None:
     cfg = load_config("vlm-quick", ["env.split=test", *args.overrides])
     tasks = select_tasks(cfg)
     policy = load_policy(policy_file)
-    report: dict[str, dict[str, float | int]] = {}
+    report: dict[str, dict[str, int]] = {}
     for name, greedy in (("greedy", True), ("sampled", False)):
         result = evaluate(
             policy, cfg, tasks, args.episodes, greedy, draw=args.draw, keep_episodes=True
