@@ -30,6 +30,7 @@ from distrl.runtime.distributed.learner_group import (
     rendezvous_address,
     restore_learner,
 )
+from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayBatch
 from distrl.runtime.serial import train as train_serial
 from distrl.runtime.worker import Worker
@@ -85,6 +86,15 @@ def test_two_process_group_update_equals_one_process_update() -> None:
     start = SmallPolicy(SmallPolicyConfig()).state_dict()
     windows = _windows(cfg, SmallPolicy(SmallPolicyConfig()))
     batches = [_batch(windows[: len(windows) // 2 + 3], 1), _batch(windows, 2)]
+    # The second update at half the rate (train.lr_schedule): every rank must step at it.
+    scales = [1.0, 0.5]
+
+    def updated(learner: Learner | LearnerGroup) -> list[tuple[np.ndarray, dict[str, float]]]:
+        results = []
+        for scale, batch in zip(scales, batches, strict=True):
+            learner.set_lr_scale(scale)
+            results.append(learner.update(batch))
+        return results
 
     # One process accumulating the same two shares of each batch: the group's exact reference.
     # (Against one full-batch backward the float rounding differs: a parameter whose true
@@ -92,9 +102,9 @@ def test_two_process_group_update_equals_one_process_update() -> None:
     # step of up to lr in either direction; the priorities are compared to it too.)
     single = restore_learner(cfg, start, None)
     single.accumulation = 2
-    single_priorities = [single.update(batch)[0] for batch in batches]
+    single_priorities = [priorities for priorities, _ in updated(single)]
     full_batch = restore_learner(cfg, start, None)
-    full_priorities = [full_batch.update(batch)[0] for batch in batches]
+    full_priorities = [priorities for priorities, _ in updated(full_batch)]
 
     rank0 = restore_learner(cfg, start, None)
     address = rendezvous_address()
@@ -103,7 +113,7 @@ def test_two_process_group_update_equals_one_process_update() -> None:
         join_group(rank0, address, 0, 2, TIMEOUT)
         ray.get(shard.ready.remote(), timeout=TIMEOUT)
         group = LearnerGroup(rank0, [shard], TIMEOUT)
-        results = [group.update(batch) for batch in batches]
+        results = updated(group)
         shard_weights, shard_version = ray.get(shard.weights.remote(), timeout=TIMEOUT)
     finally:
         leave_group()

@@ -698,6 +698,14 @@ class TrainConfig(ConfigSection):
         "averaged (NCCL on GPUs, gloo on CPU).",
     )
     lr: float = Field(default=3e-4, gt=0, le=1.0, description="Adam learning rate.")
+    lr_schedule: Literal["constant", "linear"] = Field(
+        default="constant",
+        description="The learning rate over the run: constant, or linear (train.lr at the "
+        "training loop's start, falling to 0 as the run's budget runs out: train.minutes, "
+        "train.total_minutes or train.max_updates, whichever ends the run), so the policy a run "
+        "ends with settles instead of moving a full step per update to the last one; "
+        "docs/design.md §7.16.",
+    )
     grad_clip: float = Field(default=1.0, gt=0, le=1e6, description="Gradient norm clip.")
     replay_capacity: int = Field(
         default=20000, ge=1, le=10_000_000, description="Windows the replay holds."

@@ -60,6 +60,8 @@ class Learner:
         self.accumulation = accumulation
         self.parameters = [p for p in policy.parameters() if p.requires_grad]
         self.optimizer = torch.optim.Adam(self.parameters, lr=lr)
+        #: ``train.lr``: what :meth:`set_lr_scale` scales.
+        self.base_lr = lr
         self.updates = 0
         self.average_decay = average_decay
         #: The moving average of :meth:`weights` (None: off, or no update yet), and how many
@@ -70,6 +72,12 @@ class Learner:
     @property
     def version(self) -> int:
         return self.policy.version
+
+    def set_lr_scale(self, scale: float) -> None:
+        """Train at ``base_lr * scale`` from the next update on (``train.lr_schedule``,
+        :mod:`distrl.runtime.lr_schedule`)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.base_lr * scale
 
     def update(self, batch: ReplayBatch) -> tuple[np.ndarray, dict[str, float]]:
         """One gradient step on ``batch``; returns the windows' new priorities and metrics."""

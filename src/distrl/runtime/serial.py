@@ -129,6 +129,9 @@ class LocalParts:
     def task_outcomes(self) -> list[Outcome]:
         return self.recent.take_outcomes()
 
+    def set_lr_scale(self, scale: float) -> None:
+        self.learner.set_lr_scale(scale)
+
     def set_task_weights(self, weights: dict[str, float]) -> None:
         self.task_sampler.set_family_weights(weights)
 

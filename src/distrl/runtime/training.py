@@ -42,6 +42,7 @@ from distrl.runtime.diagnostics import RunDiagnostics
 from distrl.runtime.drops import DropLog
 from distrl.runtime.evaluation import EvaluationDevices
 from distrl.runtime.learner import published_state
+from distrl.runtime.lr_schedule import LearningRateSchedule
 from distrl.runtime.run_dir import create_run_dir
 from distrl.runtime.run_log import (
     RunClock,
@@ -108,6 +109,11 @@ class Parts(Protocol):
     def task_outcomes(self) -> list[Outcome]:
         """(task family, success) of each trajectory the replay took since the previous call,
         in arrival order (what the curriculum learns from)."""
+        ...
+
+    def set_lr_scale(self, scale: float) -> None:
+        """Have the learner train at ``train.lr`` times ``scale`` (``train.lr_schedule``) from
+        its next update on; an async learner from its next ``train`` call (one chunk later)."""
         ...
 
     def set_task_weights(self, weights: dict[str, float]) -> None:
@@ -246,6 +252,8 @@ class TrainingRun:
         self.command_started: float | None = None
         #: The task curriculum (``curriculum.enabled``; docs/design.md §7.13), else None.
         self.curriculum: TaskCurriculum | None = None
+        #: The learning rate's factor over the run (``train.lr_schedule``).
+        self.lr_schedule = LearningRateSchedule(cfg.train.lr_schedule)
 
     def resume_from(self, state: dict[str, Any]) -> None:
         """Continue the curve, clock and torch RNG of a checkpoint (the parts restored the
@@ -258,6 +266,8 @@ class TrainingRun:
             self.diagnostics = RunDiagnostics.from_state(state["diagnostics"])
         if self.curriculum is not None and "curriculum" in state:
             self.curriculum.load_state_dict(state["curriculum"])
+        if self.cfg.train.lr_schedule == "linear" and "lr_scale" in state:
+            self.lr_schedule = LearningRateSchedule("linear", float(state["lr_scale"]))
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> TrainResult:
@@ -282,6 +292,7 @@ class TrainingRun:
                 self._evaluate()
             if self.clock.out_of_time() or self._done_by_updates():
                 break
+            self._follow_lr_schedule()
             report = parts.round()
             metrics = report["metrics"]
             for tag, value in report.get("scalars", {}).items():
@@ -408,6 +419,16 @@ class TrainingRun:
                 "demo_windows_reworded": reworded,
             }
 
+    def _follow_lr_schedule(self) -> None:
+        """Hand the learner the schedule's factor for the budget spent so far, and log the
+        rate it trains at."""
+        if self.cfg.train.lr_schedule == "constant":
+            return
+        train = self.cfg.train
+        scale = self.lr_schedule.scale(self.clock.fraction, self.updates, train.max_updates)
+        self.parts.set_lr_scale(scale)
+        self.writer.add_scalar("learner/lr", train.lr * scale, self.updates)
+
     def _follow_curriculum(self) -> None:
         """Feed the round's finished episodes to the curriculum, hand the workers its new
         draw probabilities and log them with each family's window success."""
@@ -445,6 +466,7 @@ class TrainingRun:
             "resumes": self.resumes,
             "torch_rng": torch.get_rng_state(),
             "diagnostics": self.diagnostics.state_dict(),
+            "lr_scale": self.lr_schedule.last,
         }
         if self.curriculum is not None:
             state["curriculum"] = self.curriculum.state_dict()

@@ -168,6 +168,8 @@ class LearnerActor:
         self.learner = restore_learner(cfg, policy_state, learner_state)
         self.timeout = cfg.ray.call_timeout_seconds
         self.published = False
+        #: The learning-rate factor the learner trains at (``train.lr_schedule``).
+        self.lr_scale = 1.0
         #: What runs an update: the learner itself, or the group it leads (``join_group``).
         self.updater: Learner | LearnerGroup = self.learner
 
@@ -192,9 +194,13 @@ class LearnerActor:
         ray.get(self.board.publish.remote(version, [ray.put(state)]), timeout=self.timeout)
         return version
 
-    def train(self, max_updates: int, max_seconds: float) -> dict[str, Any]:
-        """Up to ``max_updates`` updates within ``max_seconds``, publishing after each; stops
-        early while the replay holds too little. Returns the count and the mean metrics."""
+    def train(self, max_updates: int, max_seconds: float, lr_scale: float = 1.0) -> dict[str, Any]:
+        """Up to ``max_updates`` updates within ``max_seconds`` at ``lr_scale`` times
+        ``train.lr``, publishing after each; stops early while the replay holds too little.
+        Returns the count and the mean metrics."""
+        if lr_scale != self.lr_scale:
+            self.updater.set_lr_scale(lr_scale)
+            self.lr_scale = lr_scale
         trained = run_updates(self._update_once, max_updates, max_seconds)
         return {**trained, "total_updates": self.learner.updates}
 

@@ -190,6 +190,8 @@ class ActorParts:
             self.placement.shutdown()
             raise
         self.collected = CollectStats()
+        #: The learning-rate factor the next train call carries (``train.lr_schedule``).
+        self.lr_scale = 1.0
         #: Why the workers' dropped episodes were dropped (merged from every period's figures).
         self.drops = DropLog()
         #: Worker restarts, counted by the board from worker lives (read when the run stops).
@@ -231,6 +233,10 @@ class ActorParts:
 
     def task_outcomes(self) -> list[Outcome]:
         return self.get(self.placement.replay.task_outcomes.remote())
+
+    def set_lr_scale(self, scale: float) -> None:
+        # Sent with the learner's next train call (async: the one after the call queued now).
+        self.lr_scale = scale
 
     def set_task_weights(self, weights: dict[str, float]) -> None:
         # Published on the board beside the policy weights; workers pick them up between
@@ -304,7 +310,9 @@ class AsyncParts(ActorParts):
     def _queue_training(self, total_updates: int) -> Any:
         """The next ``train`` call, or None when ``max_updates`` is reached."""
         chunk = self._updates_left(total_updates, 1_000_000)
-        return self.placement.learner.train.remote(chunk, CHUNK_SECONDS) if chunk > 0 else None
+        if chunk <= 0:
+            return None
+        return self.placement.learner.train.remote(chunk, CHUNK_SECONDS, self.lr_scale)
 
     def round(self) -> dict[str, Any]:
         if self.in_flight is None:  # max_updates reached; the loop stops on it
@@ -367,7 +375,7 @@ class SyncParts(ActorParts):
         self.get(self.placement.replay.flush.remote())
         collected = time.monotonic()
         budget = self._updates_left(self.updates(), self.cfg.train.updates_per_round)
-        trained = self.get(self.placement.learner.train.remote(budget, float("inf")))
+        trained = self.get(self.placement.learner.train.remote(budget, float("inf"), self.lr_scale))
         ended = time.monotonic()
         self.collect_seconds += ended - started
         self.device_seconds += devices * (ended - started)  # idle while training too

@@ -115,6 +115,9 @@ class LearnerShard:
     def ready(self) -> int:
         return self.rank
 
+    def set_lr_scale(self, scale: float) -> None:
+        self.learner.set_lr_scale(scale)
+
     def weights(self) -> tuple[dict[str, torch.Tensor], int]:
         """This replica's trainable tensors and version (tests check they equal rank 0's)."""
         return self.learner.weights()
@@ -129,6 +132,11 @@ class LearnerGroup:
     def __init__(self, learner: Learner, shards: list[Any], timeout_s: float):
         self.learner, self.shards, self.timeout = learner, shards, timeout_s
         self.world_size = 1 + len(shards)
+
+    def set_lr_scale(self, scale: float) -> None:
+        """Every rank's optimiser steps at the same rate, or the replicas drift apart."""
+        self.learner.set_lr_scale(scale)
+        ray.get([shard.set_lr_scale.remote(scale) for shard in self.shards], timeout=self.timeout)
 
     def update(self, batch: ReplayBatch) -> tuple[np.ndarray, dict[str, float]]:
         """One data-parallel step on ``batch``; the same result as :meth:`Learner.update`
