@@ -163,7 +163,8 @@ def test_the_warm_start_rewords_before_it_swaps_copied_words() -> None:
     augments = cloning_augments(cfg, [demo])
     assert [type(a) for a in augments] == [PhrasingEdit, CopySwap]
     assert augments[0].rate == 0.5 and augments[1].rate == 0.25
-    assert cloning_augments(load_config("vlm-quick", []), [demo]) == []
+    off = load_config("vlm-quick", ["train.bc_phrasing_augmentation=0"])
+    assert cloning_augments(off, [demo]) == []
 
 
 def test_the_vlm_clones_reworded_general_demonstrations(

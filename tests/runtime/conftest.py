@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 import ray
 
+from distrl.algos.registry import build_algorithm
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.worker import Worker
 
 
@@ -29,6 +31,17 @@ def episodes() -> list[Trajectory]:
         seed=0,
     )
     return worker.collect(12)[:12]
+
+
+@pytest.fixture
+def episode_replay(episodes: list[Trajectory]) -> ReplayService:
+    """A fresh replay of :func:`episodes` in 4-step windows that never withdraws one as stale."""
+    replay = ReplayService(
+        build_algorithm(RunConfig()), window=4, capacity=500, max_staleness=10**9,
+        keep_screenshots=False,
+    )  # fmt: skip
+    replay.ingest(episodes)
+    return replay
 
 
 #: The train settings of a run small enough for a test: 2 devices, rounds of 2 episodes and 2

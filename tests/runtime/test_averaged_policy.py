@@ -16,7 +16,6 @@ from distrl.algos.registry import build_algorithm
 from distrl.cli.eval_cmd import newest_policy
 from distrl.cli.main import main
 from distrl.config.schema import RunConfig
-from distrl.core.trajectory import Trajectory
 from distrl.policies.base import read_checkpoint
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.checkpoint import POLICY_CHECKPOINT, load_checkpoint
@@ -39,21 +38,12 @@ def _learner(decay: float) -> Learner:
     )
 
 
-def _replay(episodes: list[Trajectory]) -> ReplayService:
-    replay = ReplayService(
-        build_algorithm(RunConfig()), window=4, capacity=500, max_staleness=10**9,
-        keep_screenshots=False,
-    )  # fmt: skip
-    replay.ingest(episodes)
-    return replay
-
-
 def _close(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
 
 
-def test_the_average_follows_its_reference_recurrence(episodes: list[Trajectory]) -> None:
-    learner, replay = _learner(DECAY), _replay(episodes)
+def test_the_average_follows_its_reference_recurrence(episode_replay: ReplayService) -> None:
+    learner, replay = _learner(DECAY), episode_replay
     expected, _ = learner.weights()  # the average starts from the weights before the first update
     for n in range(1, 13):
         assert update_from_replay(learner, replay, batch_size=8)
@@ -66,8 +56,10 @@ def test_the_average_follows_its_reference_recurrence(episodes: list[Trajectory]
     assert not _close(deployed, newest)
 
 
-def test_without_averaging_the_newest_weights_are_deployed(episodes: list[Trajectory]) -> None:
-    learner, replay = _learner(0.0), _replay(episodes)
+def test_without_averaging_the_newest_weights_are_deployed(
+    episode_replay: ReplayService,
+) -> None:
+    learner, replay = _learner(0.0), episode_replay
     for _ in range(3):
         update_from_replay(learner, replay, batch_size=8)
     assert _close(learner.deployed_weights()[0], learner.weights()[0])
@@ -75,9 +67,9 @@ def test_without_averaging_the_newest_weights_are_deployed(episodes: list[Trajec
 
 
 def test_the_average_survives_a_checkpoint_and_goes_on_the_same(
-    episodes: list[Trajectory],
+    episode_replay: ReplayService,
 ) -> None:
-    first, replay = _learner(DECAY), _replay(episodes)
+    first, replay = _learner(DECAY), episode_replay
     for _ in range(4):
         update_from_replay(first, replay, batch_size=8)
     second = _learner(DECAY)

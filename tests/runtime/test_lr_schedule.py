@@ -13,7 +13,6 @@ import torch
 from distrl.algos.registry import build_algorithm
 from distrl.config.loader import ConfigError, load_config
 from distrl.config.schema import RunConfig
-from distrl.core.trajectory import Trajectory
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
 from distrl.runtime.checkpoint import load_checkpoint
 from distrl.runtime.distributed.driver import train_ray
@@ -21,6 +20,7 @@ from distrl.runtime.learner import Learner
 from distrl.runtime.lr_schedule import LearningRateSchedule
 from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.serial import train
+from distrl.viewer.curves import read_scalars
 
 TinyRun = Callable[[Path, str, int], RunConfig]
 
@@ -71,13 +71,8 @@ def _learner(lr: float) -> Learner:
     )
 
 
-def test_the_learner_steps_at_its_rate_times_the_scale(episodes: list[Trajectory]) -> None:
-    replay = ReplayService(
-        build_algorithm(RunConfig()), window=4, capacity=500, max_staleness=10**9,
-        keep_screenshots=False,
-    )  # fmt: skip
-    replay.ingest(episodes)
-    batch = replay.sample(8, 0)
+def test_the_learner_steps_at_its_rate_times_the_scale(episode_replay: ReplayService) -> None:
+    batch = episode_replay.sample(8, 0)
     assert batch is not None
     halved, reference, frozen = _learner(1e-2), _learner(5e-3), _learner(1e-2)
     start, _ = frozen.weights()
@@ -107,25 +102,39 @@ def _trained_at(state: dict, cfg: RunConfig) -> float:
     return state["learner"]["optimizer"]["param_groups"][0]["lr"] / cfg.train.lr
 
 
-def test_a_serial_run_decays_its_rate_and_checkpoints_the_scale(
-    tmp_path: Path, tiny_run: TinyRun
+@pytest.mark.parametrize("runtime", ["serial", "ray"])
+def test_a_run_decays_its_rate_and_checkpoints_the_scale(
+    runtime: str, tmp_path: Path, tiny_run: TinyRun, request: pytest.FixtureRequest
 ) -> None:
-    cfg = _scheduled(tiny_run, tmp_path, "serial")
-    state = load_checkpoint(train(cfg).run_dir)
+    """The serial runtime sets its learner's optimiser; Ray's sync rounds send the scale with
+    the learner actor's train call."""
+    run = train
+    if runtime == "ray":
+        request.getfixturevalue("local_ray")
+        run = train_ray
+    cfg = _scheduled(tiny_run, tmp_path, runtime)
+    state = load_checkpoint(run(cfg).run_dir)
     assert state["learner"]["updates"] == 6
     # Rounds of 2 updates out of 6: the last round was handed 1 - 4/6 (the 10-minute time budget
     # had hardly begun), and its optimiser stepped at that rate.
     assert state["lr_scale"] == pytest.approx(1 / 3)
     assert _trained_at(state, cfg) == pytest.approx(1 / 3)
-    constant = load_checkpoint(train(tiny_run(tmp_path / "constant", "serial", 6)).run_dir)
+    constant = load_checkpoint(run(tiny_run(tmp_path / "constant", runtime, 6)).run_dir)
     assert constant["lr_scale"] == 1.0 and _trained_at(constant, cfg) == pytest.approx(1.0)
 
 
-def test_a_ray_run_hands_the_scale_to_its_learner_actor(
-    tmp_path: Path, local_ray: None, tiny_run: TinyRun
+def test_a_resumed_run_goes_on_from_the_checkpointed_scale(
+    tmp_path: Path, tiny_run: TinyRun
 ) -> None:
-    cfg = _scheduled(tiny_run, tmp_path, "ray")
-    state = load_checkpoint(train_ray(cfg).run_dir)
-    assert state["learner"]["updates"] == 6
-    assert state["lr_scale"] == pytest.approx(1 / 3)
-    assert _trained_at(state, cfg) == pytest.approx(1 / 3)
+    first = train(_scheduled(tiny_run, tmp_path, "serial"))
+    resumed = _scheduled(tiny_run, tmp_path, "serial")
+    resumed.train.max_updates = 12
+    train(resumed, resume=first.run_dir)
+    lr = dict(zip(*read_scalars(first.run_dir / "tensorboard", [])["learner/lr"], strict=True))
+    # The first session handed out 1, 2/3 and 1/3 at updates 0, 2 and 4. The resumed one starts
+    # from the checkpointed 1/3 (the new update budget alone would allow 1 - 6/12 = 1/2) and
+    # ends at 1 - 10/12, where the update budget runs out first.
+    assert lr[4.0] == pytest.approx(resumed.train.lr / 3)
+    assert lr[6.0] == pytest.approx(resumed.train.lr / 3, rel=1e-3)
+    assert lr[10.0] == pytest.approx(resumed.train.lr / 6)
+    assert load_checkpoint(first.run_dir)["lr_scale"] == pytest.approx(1 / 6)

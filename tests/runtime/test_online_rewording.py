@@ -175,7 +175,8 @@ def test_the_config_switches_it_on_and_refuses_it_without_a_demonstration_share(
     with pytest.raises(ValueError, match="add them in one call"):
         replay.add_demonstrations(demonstrations)
     assert len(replay.demo_windows) == kept  # the refused call kept nothing
-    off = build_replay(load_config("vlm-quick", []), keep_screenshots=False, store_dir=None)
+    off_cfg = load_config("vlm-quick", ["train.demo_phrasing_augmentation=0"])
+    off = build_replay(off_cfg, keep_screenshots=False, store_dir=None)
     off.add_demonstrations(demonstrations)
     assert off.demo_rewording is None
     with pytest.raises(ConfigError, match="train.demo_fraction is 0"):

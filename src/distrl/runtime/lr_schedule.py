@@ -2,10 +2,10 @@
 
 Why a decay: with a constant rate the policy goes on moving by a full step per update to the
 last one, so the greedy policy a run ends with (the one it quotes and saves) is a draw from that
-churn. In vlm-quick's runs with the previous action in the prompt, greedy test success peaked
-10-15 minutes into the online phase and fell by the end (docs/results.md, "The previous action
-in the prompt"). A linear decay, the usual fix in policy-gradient training, makes the last
-updates small, so the end of a run settles instead of drifting.
+churn. A linear decay, the usual fix in policy-gradient training, makes the last updates small,
+so the end of a run settles instead of drifting. On vlm-quick it did not raise the end over
+three seeds (docs/results.md, "A learning rate decaying to 0 does not help"), so it is off by
+default and in every preset.
 
 Runs are bounded by wall-clock minutes (``train.minutes``, ``train.total_minutes``) or by an
 update count (``train.max_updates``); the decay follows whichever runs out first, the budget the
