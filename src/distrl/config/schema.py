@@ -29,6 +29,8 @@ from distrl.plugins import ALGORITHMS, ENV_BACKENDS, JUDGES, POLICIES, PluginKin
 MAX_TEXT_CHARS = 4096
 #: Longest run folder name (file systems allow 255 bytes per path component).
 MAX_RUN_NAME_CHARS = 200
+#: ``train.lr_schedule``'s values (:mod:`distrl.runtime.lr_schedule`).
+LrScheduleKind = Literal["constant", "linear"]
 
 
 class ConfigSection(BaseModel):
@@ -698,7 +700,7 @@ class TrainConfig(ConfigSection):
         "averaged (NCCL on GPUs, gloo on CPU).",
     )
     lr: float = Field(default=3e-4, gt=0, le=1.0, description="Adam learning rate.")
-    lr_schedule: Literal["constant", "linear"] = Field(
+    lr_schedule: LrScheduleKind = Field(
         default="constant",
         description="The learning rate over the run: constant, or linear (train.lr at the "
         "training loop's start, falling to 0 as the run's budget runs out: train.minutes, "

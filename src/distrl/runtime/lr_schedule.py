@@ -17,9 +17,7 @@ holds and lets it fall over what its budget has left: the rate never jumps back 
 
 from __future__ import annotations
 
-from typing import Literal
-
-LrScheduleKind = Literal["constant", "linear"]
+from distrl.config.schema import LrScheduleKind
 
 
 class LearningRateSchedule:
