@@ -139,9 +139,11 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     run_dir = Path(first["run_dir"])
     assert first["updates"] == 2 and first["curve"][0]["updates"] == 0
     assert first["curve"][-1]["updates"] == 2  # the curve ends with the final policy
-    # ... measured on train.final_eval_episodes greedy episodes; every point has its SE.
-    final = first["curve"][-1]
-    assert final["final"] and final["episodes"] == 6 and first["curve"][0]["episodes"] == 4
+    # ... measured on train.final_eval_episodes greedy episodes of the starting point's draw
+    # (the pair a run is quoted by); every point has its SE.
+    final, start = first["curve"][-1], first["curve"][0]
+    assert final["final"] and final["episodes"] == start["episodes"] == 6
+    assert final["draw"] == start["draw"] == 0
     for point in first["curve"]:
         p, n = point["success"], point["episodes"]
         assert point["success_se"] == pytest.approx((p * (1 - p) / n) ** 0.5)

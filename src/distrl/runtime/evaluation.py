@@ -5,10 +5,12 @@ both use this, with devices asked for as evaluation devices (simulator speed, sl
 training's) and a task order from the seed tree's evaluation branch, so that an evaluation never
 shares a random stream with the data the policy learned from.
 
-Each evaluation of a run has its own index in that branch (``draw``: the curve point it makes),
-so periodic evaluations draw different test tasks and device seeds from one per-seed stream: a
-curve is not one fixed sample of the test split re-scored, and two runs of the same seed still
-face the same sequence of evaluations. Every success rate carries its binomial standard error.
+An evaluation's index in that branch (``draw``) picks its test tasks and device seeds from one
+per-seed stream. A run's periodic evaluations each take their own draw, so a curve is not one
+fixed sample of the test split re-scored; its first and final evaluations share draw 0, so the
+run's gain is measured on the same episodes (:func:`distrl.runtime.run_log.record_eval`). Two
+runs of the same seed face the same sequence of evaluations. Every success rate carries its
+binomial standard error.
 """
 
 from __future__ import annotations

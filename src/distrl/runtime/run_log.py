@@ -45,6 +45,10 @@ __all__ = [
     "write_outputs",
 ]
 
+#: The evaluation draw the starting and the final policy are both measured on (see
+#: :func:`record_eval`); periodic points take draws 1, 2, ... after it.
+PAIRED_DRAW = 0
+
 
 @dataclass
 class TrainResult:
@@ -145,12 +149,16 @@ def record_eval(
     """Evaluate ``policy`` on the test split (greedy and sampled) and add a curve point with
     each success rate's standard error.
 
-    The point's index in the curve picks its draw of test tasks (a resumed run's curve goes on,
-    so its draws do too). The evaluation of the final policy (``final``) plays
-    ``train.final_eval_episodes`` greedy episodes, the figure a run is quoted by; its sampled
-    success, a secondary figure, keeps the periodic episode count."""
-    draw = len(result.curve)
-    greedy_episodes = cfg.train.final_eval_episodes if final else cfg.train.eval_episodes
+    The first point (the starting policy) and the final one (``final``: the policy the run ends
+    with) are the pair a run is quoted by, ``initial_success`` and ``final_success``: both play
+    ``train.final_eval_episodes`` greedy episodes of draw 0 (one task sequence, one set of
+    device seeds), so their difference is the policy's, not the luck of two draws of the test
+    split. The points between them are the curve: a point's index in it picks its own draw
+    (1, 2, ...; a resumed run's curve goes on, so its draws do too). Every point's sampled
+    success, a secondary figure, plays ``train.eval_episodes`` episodes of the point's draw."""
+    paired = final or not result.curve
+    draw = PAIRED_DRAW if paired else len(result.curve)
+    greedy_episodes = cfg.train.final_eval_episodes if paired else cfg.train.eval_episodes
     greedy = evaluate(policy, cfg, test_tasks, greedy_episodes, True, devices, draw)
     sampled = evaluate(policy, cfg, test_tasks, cfg.train.eval_episodes, False, devices, draw)
     point = {
@@ -162,6 +170,7 @@ def record_eval(
         "sampled_success_se": sampled.success_se,
         "sampled_episodes": sampled.episodes,
         "updates": updates,
+        "draw": draw,
     }
     if final:
         point["final"] = True
