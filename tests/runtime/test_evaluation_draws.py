@@ -24,9 +24,9 @@ def _played(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     real = evaluation.Worker
 
     class Recording(real):  # type: ignore[misc, valid-type]
-        def collect(self, episodes: int):  # type: ignore[no-untyped-def]
-            trajectories = super().collect(episodes)
-            played.append([t.task.task_id for t in trajectories[:episodes]])
+        def play(self, episodes: int):  # type: ignore[no-untyped-def]
+            trajectories = super().play(episodes)
+            played.append([t.task.task_id for t in trajectories])
             return trajectories
 
     monkeypatch.setattr(evaluation, "Worker", Recording)

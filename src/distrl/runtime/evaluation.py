@@ -116,7 +116,8 @@ def evaluate(
     draw: int = 0,
     keep_episodes: bool = False,
 ) -> EvalResult:
-    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks``, on
+    """Success of a copy of ``policy`` over ``episodes`` episodes drawn from ``tasks`` (the
+    draw's first ``episodes`` tasks, each played to its end: :meth:`Worker.play`), on
     ``devices`` (default: devices started and ended for this evaluation alone); ``draw`` is the
     evaluation's index in the run (its tasks, action sampling and PhoneSim device seeds). With
     ``keep_episodes`` the result holds the episodes played (:attr:`EvalResult.played`)."""
@@ -132,7 +133,7 @@ def evaluate(
         greedy=greedy,
     )
     try:
-        trajectories = worker.collect(episodes)[:episodes]
+        trajectories = worker.play(episodes)
     finally:
         bench.give_back(taken)
         if owned:

@@ -68,8 +68,9 @@ class Worker(ActingWorker):
         for device in self.devices:
             device.close()
 
-    def _start(self, index: int) -> None:
-        task = self.next_task()
+    def _start(self, index: int, task: Task | None = None) -> None:
+        """Reset device ``index`` for ``task`` (by default the next task drawn)."""
+        task = self.next_task() if task is None else task
         last: DeviceFault | None = None
         for _ in range(MAX_RESET_ATTEMPTS):
             try:
@@ -86,36 +87,85 @@ class Worker(ActingWorker):
 
     def collect(self, num_episodes: int) -> list[Trajectory]:
         """Step all devices until at least ``num_episodes`` episodes have finished (devices that
-        finish in the same round all count); return the finished ones."""
+        finish in the same round all count); return the finished ones. Episodes still running
+        go on at the next call: over a run, no episode is lost to where a call stopped."""
         finished: list[Trajectory] = []
         for index, episode in enumerate(self._episodes):
             if episode is None:
                 self._start(index)
         while len(finished) < num_episodes:
-            episodes = [e for e in self._episodes if e is not None]
-            with torch.no_grad():
-                output = self.act([e.observation for e in episodes])
-            for index, episode in enumerate(self._episodes):
-                assert episode is not None
-                action = output.actions[index]
-                try:
-                    result = self.devices[index].step(action)
-                except DeviceFault as fault:
-                    self._drop(fault)
-                    self._start(index)
-                    continue
-                self.stats.steps += 1
-                done = episode.record(
-                    action,
-                    result,
-                    logprob=float(output.logprobs[index]),
-                    entropy=float(output.entropies[index]),
-                    policy_version=self.policy.version,
-                )
-                if done:
-                    finished.append(self._finish(episode, index))
-                    self._start(index)
+            for index, trajectory in self._step_round():
+                if trajectory is not None:
+                    finished.append(trajectory)
+                self._start(index)
         return finished
+
+    def play(self, num_episodes: int) -> list[Trajectory]:
+        """Play exactly the next ``num_episodes`` tasks drawn, each to its end, and return them
+        in the order their tasks were drawn; an episode a device drops is played again, same
+        task, so the sample stays the one drawn.
+
+        Why not :meth:`collect` for evaluation: its first ``n`` finished episodes lean to the
+        short ones (a success often ends early, a failure runs to the step limit), and an
+        evaluation's worker is discarded with the rest in flight, so a success rate over them
+        reads high, and by how much depends on the policy. A score needs a fixed sample."""
+        if any(episode is not None for episode in self._episodes):
+            raise RuntimeError(f"{self.worker_id} has episodes in flight; play() needs none")
+        tasks: list[Task] = []
+        slots: list[int | None] = [None] * len(self.devices)  # the task each device plays
+        played: list[Trajectory | None] = [None] * num_episodes
+
+        def take_next(index: int) -> None:
+            if len(tasks) < num_episodes:
+                tasks.append(self.next_task())
+                slots[index] = len(tasks) - 1
+                self._start(index, tasks[-1])
+
+        for index in range(len(self.devices)):
+            take_next(index)
+        remaining = num_episodes
+        while remaining:
+            for index, trajectory in self._step_round():
+                slot = slots[index]
+                assert slot is not None
+                if trajectory is None:  # dropped: the same task again
+                    self._start(index, tasks[slot])
+                    continue
+                played[slot] = trajectory
+                remaining -= 1
+                slots[index] = None
+                take_next(index)
+        return [trajectory for trajectory in played if trajectory is not None]
+
+    def _step_round(self) -> list[tuple[int, Trajectory | None]]:
+        """One step of every device with an episode in flight, acted as one batch. Returns each
+        device whose episode ended, with the finished trajectory (``None``: the device failed
+        and the episode was dropped); those devices are left without an episode."""
+        running = [(index, e) for index, e in enumerate(self._episodes) if e is not None]
+        with torch.no_grad():
+            output = self.act([episode.observation for _, episode in running])
+        ended: list[tuple[int, Trajectory | None]] = []
+        for position, (index, episode) in enumerate(running):
+            action = output.actions[position]
+            try:
+                result = self.devices[index].step(action)
+            except DeviceFault as fault:
+                self._drop(fault)
+                self._episodes[index] = None
+                ended.append((index, None))
+                continue
+            self.stats.steps += 1
+            done = episode.record(
+                action,
+                result,
+                logprob=float(output.logprobs[position]),
+                entropy=float(output.entropies[position]),
+                policy_version=self.policy.version,
+            )
+            if done:
+                self._episodes[index] = None
+                ended.append((index, self._finish(episode, index)))
+        return ended
 
     def _drop(self, fault: DeviceFault) -> None:
         self.stats.drops.record(fault)
