@@ -13,13 +13,17 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from distrl.algos.registry import build_algorithm
 from distrl.cli.main import main
+from distrl.config.loader import load_config
 from distrl.config.schema import RunConfig
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.envs.protocol import DeviceEnv
-from distrl.envs.task_sets import task_family
+from distrl.envs.task_sets import load_tasks, task_family
+from distrl.policies.base import load_policy
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
+from distrl.runtime.checkpoint import START_POLICY
+from distrl.runtime.evaluation import evaluate
 from distrl.runtime.learner import Learner
 from distrl.runtime.replay_service import ReplayBatch, ReplayService
 from distrl.runtime.serial import update_from_replay
@@ -148,6 +152,11 @@ def test_train_then_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         p, n = point["success"], point["episodes"]
         assert point["success_se"] == pytest.approx((p * (1 - p) / n) ** 0.5)
     assert first["final_success_se"] == final["success_se"]
+    # The policy the online phase started from is kept: its start point can be played again.
+    cfg = load_config(run_dir / "config.yaml")
+    start_policy = load_policy(run_dir / START_POLICY)
+    again = evaluate(start_policy, cfg, load_tasks(cfg, "test"), 6, True, draw=0)
+    assert again.success_rate == start["success"] and start_policy.version == 0
     diagnostics = first["diagnostics"]  # A-RIDE logs every one of them
     assert set(diagnostics) == {
         "explained_variance",

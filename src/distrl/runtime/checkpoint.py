@@ -36,6 +36,10 @@ from distrl.torch_files import read_torch_file
 CHECKPOINT_LINK = "checkpoints"
 CHECKPOINT = f"{CHECKPOINT_LINK}/latest.pt"
 POLICY_CHECKPOINT = f"{CHECKPOINT_LINK}/policy.pt"
+#: The policy a run's online phase started from (after its warm start), kept beside the
+#: checkpoints: a run's gain can be measured again on any evaluation draw later
+#: (``distrl eval --checkpoint RUN/start_policy.pt``).
+START_POLICY = "start_policy.pt"
 #: Where the checkpoint folders live.
 VERSIONS = "checkpoints.d"
 #: Written last into a folder: the folder holds a whole checkpoint.
@@ -139,6 +143,16 @@ def save_checkpoint(run_dir: Path, state: dict[str, Any], policy: Policy) -> Non
     """``state`` and ``policy`` as the run's new current checkpoint, atomically (see above)."""
     for _, step in write_steps(run_dir, state, policy):
         step()
+
+
+def save_start_policy(run_dir: Path, policy: Policy) -> None:
+    """``policy`` as the run's :data:`START_POLICY`, written whole or not at all (a temporary
+    file fsynced, then renamed over the name)."""
+    staged = run_dir / f".{START_POLICY}.partial"
+    policy.save(staged)
+    _fsync_file(staged)
+    os.replace(staged, run_dir / START_POLICY)
+    _fsync_dir(run_dir)
 
 
 #: What every runtime's checkpoint holds (a resumed run reads these before anything else).

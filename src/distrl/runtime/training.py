@@ -36,6 +36,7 @@ from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import load_tasks, task_family
 from distrl.logs.scalars import open_scalar_log
 from distrl.policies.base import Policy, reads_screenshots
+from distrl.runtime.checkpoint import save_start_policy
 from distrl.runtime.components import build_learner, build_policy
 from distrl.runtime.curriculum import Outcome, TaskCurriculum
 from distrl.runtime.diagnostics import RunDiagnostics
@@ -193,6 +194,8 @@ def train_with(
         log.info("warm start: cloning %d demonstrations (%d steps)", count, cfg.train.bc_steps)
         demonstrations = warm_start(policy, cfg, load_tasks(cfg, "train"), run_dir, demonstrations)
         log.info("warm start done in %.0f s", time.monotonic() - command_started)
+    if state is None:
+        save_start_policy(run_dir, policy)
     kept = demonstrations if cfg.train.demo_fraction > 0 and demonstrations else []
     with session():
         parts = place(RunSetup(cfg, run_dir, policy, state, kept))
