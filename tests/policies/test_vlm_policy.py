@@ -101,6 +101,31 @@ def test_canonical_text_is_scored_from_the_generation(
     assert torch.allclose(out.logprobs, ev.logprobs.detach(), atol=1e-4, rtol=0)
 
 
+def test_action_token_ids_are_cached_and_bounded(
+    policy: VLMPolicy, observations: list[Observation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The action texts' token ids come from a cache that gives what tokenising afresh gives,
+    hands out copies (a caller may extend its list), and starts over when full."""
+    from distrl.policies.vlm import prompt as prompt_module
+
+    prompts = policy.prompts
+    action, observation = Action.type_text("cache me"), observations[0]
+    fresh = [
+        *prompts.tokenizer.encode(
+            prompts.action_text(action, observation), add_special_tokens=False
+        ),
+        prompts.eos_token_id,
+    ]
+    first = prompts.action_ids(action, observation)
+    first.append(-1)
+    assert prompts.action_ids(action, observation) == fresh
+    monkeypatch.setattr(prompt_module, "TOKEN_CACHE_SIZE", 2)
+    prompts.action_ids(Action.type_text("one"), observation)
+    prompts.action_ids(Action.type_text("two"), observation)
+    assert len(prompts._token_ids) <= 2
+    assert prompts.action_ids(action, observation) == fresh
+
+
 def test_parser_sees_every_generated_string(
     policy: VLMPolicy, observations: list[Observation], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,10 @@ from distrl.policies.vlm.elements import ElementReferences
 
 __all__ = ["PromptBuilder", "prompt_text"]
 
+#: How many action texts' token ids :meth:`PromptBuilder.action_ids` keeps (a screen's admissible
+#: actions are tokenised at every act and every scored step; beyond this the cache starts over).
+TOKEN_CACHE_SIZE = 65_536
+
 #: The smallest screenshot side handed to a processor (vision encoders patch at 14-16 pixels; a
 #: 1x1 placeholder screenshot of a replayed observation would make some processors fail).
 _MIN_SIDE = 28
@@ -88,6 +92,11 @@ class PromptBuilder:
         self.eos_token_id = int(self.tokenizer.eos_token_id)
         pad = self.tokenizer.pad_token_id
         self.pad_token_id = int(pad) if pad is not None else self.eos_token_id
+        #: Action text -> its token ids (end-of-sequence included). With admissible actions
+        #: every act and every scored step tokenises each of the screen's few dozen action
+        #: texts, the same few thousand texts over and over: tokenising them was a quarter of a
+        #: vlm-quick update (``distrl bench learner --preset vlm-quick``).
+        self._token_ids: dict[str, tuple[int, ...]] = {}
 
     def chat(self, observation: Observation) -> str:
         """One observation's prompt string, ending where the assistant's action text begins."""
@@ -133,7 +142,13 @@ class PromptBuilder:
         """The target tokens of ``action`` on ``observation``: its canonical text, then
         end-of-sequence."""
         text = self.action_text(action, observation)
-        return [*self.tokenizer.encode(text, add_special_tokens=False), self.eos_token_id]
+        ids = self._token_ids.get(text)
+        if ids is None:
+            if len(self._token_ids) >= TOKEN_CACHE_SIZE:
+                self._token_ids.clear()
+            ids = (*self.tokenizer.encode(text, add_special_tokens=False), self.eos_token_id)
+            self._token_ids[text] = ids
+        return list(ids)
 
     def decode(self, ids: Sequence[int]) -> str:
         """Generated ids (without the end-of-sequence token) as text for the action parser."""
