@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 from distrl.config.loader import load_config
+from distrl.core.trajectory import Trajectory
 from distrl.envs.task_sets import task_family
 from distrl.policies.base import load_policy
 from distrl.runtime.checkpoint import START_POLICY
@@ -29,6 +31,16 @@ from distrl.runtime.run_log import POLICY_CHECKPOINT
 
 #: The two policies of a run, by the file each is saved in.
 POLICIES = {"start": START_POLICY, "final": POLICY_CHECKPOINT}
+
+
+def count_by_family(trajectories: Iterable[Trajectory]) -> dict[str, list[int]]:
+    """``{"all" first, then each family in name order: [successes, episodes]}``."""
+    cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for trajectory in trajectories:
+        for key in ("all", task_family(trajectory.task)):
+            cells[key][0] += int(trajectory.success)
+            cells[key][1] += 1
+    return {"all": cells.pop("all", [0, 0]), **dict(sorted(cells.items()))}
 
 
 def family_table(
@@ -41,14 +53,14 @@ def family_table(
         tasks = select_tasks(cfg)
         for name, file in POLICIES.items():
             policy = load_policy(run_dir / file)
-            cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-            for draw in draws:
-                result = evaluate(policy, cfg, tasks, episodes, True, draw=draw, keep_episodes=True)
-                for trajectory in result.played:
-                    for key in ("all", task_family(trajectory.task)):
-                        cells[key][0] += int(trajectory.success)
-                        cells[key][1] += 1
-            table[f"{split}/{name}"] = {"all": cells.pop("all"), **dict(sorted(cells.items()))}
+            played = [
+                trajectory
+                for draw in draws
+                for trajectory in evaluate(
+                    policy, cfg, tasks, episodes, True, draw=draw, keep_episodes=True
+                ).played
+            ]
+            table[f"{split}/{name}"] = count_by_family(played)
     return table
 
 
