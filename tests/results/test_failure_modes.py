@@ -3,8 +3,7 @@ a stuck episode, a wrong declaration and a wandering one are told apart by how t
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
@@ -14,17 +13,8 @@ from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
 
-SCRIPT = Path(__file__).parents[2] / "docs" / "results" / "vlm-quick" / "failure_modes.py"
 SCREEN = Observation(np.zeros((4, 4, 3), np.uint8), "Open the Clock app")
 TASK = Task(task_id="t", instruction=SCREEN.instruction, suite="general", split="test")
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("failure_modes", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _episode(actions: list[Action], success: bool = False) -> Trajectory:
@@ -32,8 +22,10 @@ def _episode(actions: list[Action], success: bool = False) -> Trajectory:
     return Trajectory(TASK, steps, success=success)
 
 
-def test_episodes_are_sorted_by_how_they_end() -> None:
-    ending = _script().ending
+def test_episodes_are_sorted_by_how_they_end(
+    results_script: Callable[[str], ModuleType],
+) -> None:
+    ending = results_script("vlm-quick/failure_modes.py").ending
     enter, tap = Action.press_enter(), Action.tap(0.5, 0.5)
     assert ending(_episode([tap, enter], success=True)) == "success"
     assert ending(_episode([tap, enter, enter, enter])) == "repeat"

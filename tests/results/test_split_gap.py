@@ -3,8 +3,7 @@ episodes per task family, the total first, from the episodes a policy played."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
@@ -14,16 +13,6 @@ from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
 
-SCRIPT = Path(__file__).parents[2] / "docs" / "results" / "vlm-quick" / "split_gap.py"
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("split_gap", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def _episode(template: str, success: bool) -> Trajectory:
     task = Task("t", "Do it", "general", "test", spec={"template": template, "params": {}})
@@ -31,8 +20,10 @@ def _episode(template: str, success: bool) -> Trajectory:
     return Trajectory(task, [Step(screen, Action.press_home(), 0.0, True)], success=success)
 
 
-def test_episodes_are_counted_per_family_with_the_total_first() -> None:
-    count = _script().count_by_family
+def test_episodes_are_counted_per_family_with_the_total_first(
+    results_script: Callable[[str], ModuleType],
+) -> None:
+    count = results_script("vlm-quick/split_gap.py").count_by_family
     played = [
         _episode("set_alarm", True),
         _episode("create_note", False),
