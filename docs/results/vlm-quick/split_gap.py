@@ -47,12 +47,12 @@ def family_table(
     run_dir: Path, episodes: int, draws: list[int], overrides: list[str]
 ) -> dict[str, dict[str, list[int]]]:
     """``{"<split>/<policy>": {"all" and each family: [successes, episodes]}}``, greedy."""
+    policies = {name: load_policy(run_dir / file) for name, file in POLICIES.items()}
     table: dict[str, dict[str, list[int]]] = {}
     for split in ("test", "train"):
         cfg = load_config("vlm-quick", [f"env.split={split}", *overrides])
         tasks = select_tasks(cfg)
-        for name, file in POLICIES.items():
-            policy = load_policy(run_dir / file)
+        for name, policy in policies.items():
             played = [
                 trajectory
                 for draw in draws
