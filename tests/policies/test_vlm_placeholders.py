@@ -14,6 +14,7 @@ from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.policies.features import instruction_names
 from distrl.policies.vlm import VLMPolicy
+from distrl.policies.vlm.admissible import admissible_actions
 from distrl.policies.vlm.placeholders import MAX_PLACEHOLDERS, Placeholders
 from distrl.policies.vlm.prompt import prompt_text
 
@@ -130,4 +131,121 @@ def test_name_placeholders_need_the_element_list() -> None:
     with pytest.raises(ConfigError, match="name_placeholders=true needs"):
         load_config(
             None, ["policy.kind=vlm", "policy.vlm.tiny=true", "policy.vlm.name_placeholders=true"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("instruction", "names", "texts", "seen"),
+    [
+        (
+            'Save a note with the text "Backup laptop photos"',
+            (),
+            ("Backup laptop photos",),
+            'Save a note with the text "Text1"',
+        ),
+        (
+            "Let Emma Johnson know by SMS: I'm outside",
+            ("Emma Johnson", "SMS"),
+            ("I'm outside",),
+            "Let Name1 know by Name2: Text1",
+        ),
+        ("Take a note: Buy milk", (), ("Buy milk",), "Take a note: Text1"),
+        ("Do a web search for 'red shoes'", (), ("red shoes",), "Do a web search for 'Text1'"),
+        # A tail holding a name lists fields to fill ("Olivia" opens the tail, so only "Baker"
+        # reads as a name): it is no text, and its name stays a name.
+        (
+            "Create a new contact: Olivia Baker, 555-1234",
+            ("Baker",),
+            (),
+            "Create a new contact: Olivia Name1, 555-1234",
+        ),
+        # A name seen only inside a dictated text is part of the text; one seen outside too stays
+        # a name.
+        ('Tell Kai "call Jo" or Kai: see you', ("Kai",), ("call Jo", "see you"), None),
+        ('Write "hi Jo" to Jo', ("Jo",), ("hi Jo",), 'Write "Text1" to Name1'),
+        ("Open the Clock app", ("Clock",), (), "Open the Name1 app"),
+    ],
+)
+def test_dictated_texts_become_text_placeholders(
+    instruction: str, names: tuple[str, ...], texts: tuple[str, ...], seen: str | None
+) -> None:
+    placeholders = Placeholders.of(instruction, texts=True)
+    assert (placeholders.names, placeholders.texts) == (names, texts)
+    if seen is not None:
+        assert placeholders.hide(instruction) == seen
+    # Without texts=True only names are hidden, as before.
+    assert Placeholders.of(instruction).texts == ()
+
+
+def test_typed_texts_and_previous_actions_are_hidden_and_typed_texts_put_back() -> None:
+    note = Observation(
+        NO_SCREENSHOT,
+        'Write "see you at 5" to Olivia Baker in a text message',
+        (UIElement("see you at 5", (0.0, 0.8, 1.0, 0.9), True, "field", kind="input"),),
+        previous_actions=(Action.type_text("see you at 5"), Action.type_text("Olivia Baker")),
+    )
+    placeholders = Placeholders.of(note.instruction, texts=True)
+    seen = placeholders.observation(note)
+    assert seen.instruction == 'Write "Text1" to Name1 in a text message'
+    assert [e.text for e in seen.elements] == ["Text1"]
+    assert [a.text for a in seen.previous_actions] == ["Text1", "Name1"]
+    assert "see you" not in prompt_text(seen, history=2)
+    typed = Action.type_text("see you at 5")
+    assert placeholders.hidden_action(typed).text == "Text1"
+    assert placeholders.shown_action(Action.type_text("Text1")) == typed
+    assert placeholders.show("Text1, Name1; Text2") == "see you at 5, Olivia Baker; Text2"
+
+
+def test_the_policy_types_dictated_texts_as_it_scores_them() -> None:
+    """With text placeholders the model reads and writes Text1 (one token) and the device gets
+    the text; act and score_actions agree on the device's actions."""
+    torch.set_num_threads(1)
+    policy = VLMPolicy(
+        VLMPolicyConfig(
+            tiny=True,
+            element_list=True,
+            element_reference="name",
+            admissible_actions=True,
+            name_placeholders=True,
+            text_placeholders=True,
+            max_new_tokens=24,
+        ),
+        suite_instructions(),
+    )
+    note = Observation(
+        NO_SCREENSHOT,
+        'Jot down "Refill prescription"',
+        (UIElement("Note", (0.0, 0.2, 1.0, 0.3), True, "field", kind="input"),),
+    )
+    observations = [note] * 48
+    out = policy.act(observations, generator=torch.Generator().manual_seed(0))
+    typed = [a.text for a in out.actions if a.action_type is ActionType.TYPE]
+    assert typed and any("Refill prescription" in t for t in typed)
+    assert not any("Text1" in t for t in typed)
+    scores = policy.score_actions(observations, out.actions)
+    assert torch.allclose(out.logprobs, scores.logprobs.detach(), atol=1e-4, rtol=0)
+    # The device's text is scored as the placeholder the model writes for it.
+    (seen,), _ = policy._seen([note])
+    assert Action.type_text("Text1") in admissible_actions(seen, 8)
+    both = policy.score_actions(
+        [note, note], [Action.type_text("Refill prescription"), Action.type_text("Text1")]
+    )
+    assert both.logprobs[0] == both.logprobs[1]
+    assert "Refill" not in policy.prompts.chat(seen)
+    tokenizer = policy.prompts.tokenizer
+    for text in ("Text1", ' "Text1"'):
+        pieces = [tokenizer.decode([i]) for i in tokenizer.encode(text, add_special_tokens=False)]
+        assert "Text1" in [piece.strip() for piece in pieces]
+
+
+def test_text_placeholders_need_name_placeholders() -> None:
+    with pytest.raises(ConfigError, match="text_placeholders=true needs"):
+        load_config(
+            None,
+            [
+                "policy.kind=vlm",
+                "policy.vlm.tiny=true",
+                "policy.vlm.element_list=true",
+                "policy.vlm.text_placeholders=true",
+            ],
         )

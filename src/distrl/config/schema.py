@@ -1173,6 +1173,13 @@ class VLMPolicyConfig(ConfigSection):
         "train and test prompts differ in no name the model has not been trained on "
         "(docs/design.md §5).",
     )
+    text_placeholders: bool = Field(
+        default=False,
+        description="With name_placeholders: the texts the instruction dictates (quoted spans, "
+        "and what follows a colon when it holds none of the instruction's names) become Text1, "
+        "Text2, ... the same way, so a held-out note or message is typed as the same Text1 as "
+        "every train one (docs/design.md §5).",
+    )
     admissible_actions: bool = Field(
         default=False,
         description="Decode only admissible action texts (with element_list): a tap on a listed "
@@ -1229,6 +1236,11 @@ class VLMPolicyConfig(ConfigSection):
             raise ValueError(
                 "policy.vlm.name_placeholders=true needs policy.vlm.element_list=true (without "
                 "the list the names stay on the screenshot the model reads)"
+            )
+        if self.text_placeholders and not self.name_placeholders:
+            raise ValueError(
+                "policy.vlm.text_placeholders=true needs policy.vlm.name_placeholders=true (texts "
+                "are hidden by the same placeholders, beside the names)"
             )
         return self
 

@@ -20,7 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["DEFAULT_MAX_CANDIDATES", "MAX_NGRAM", "colon_tails", "extract_candidates"]
+__all__ = [
+    "DEFAULT_MAX_CANDIDATES",
+    "MAX_NGRAM",
+    "colon_tails",
+    "extract_candidates",
+    "quoted_spans",
+]
 
 #: Enough for the longest PhoneSim instruction's spans; the tail (short n-grams) is cut first.
 DEFAULT_MAX_CANDIDATES = 96
@@ -68,7 +74,7 @@ def extract_candidates(instruction: str, max_candidates: int = DEFAULT_MAX_CANDI
                 seen.add(span)
                 ordered.append(span)
 
-    add(_quoted(instruction))
+    add(quoted_spans(instruction))
     add(_times(instruction))
     add(_domains(instruction))
     add(_numbers(instruction))
@@ -78,7 +84,8 @@ def extract_candidates(instruction: str, max_candidates: int = DEFAULT_MAX_CANDI
     return ordered[:max_candidates]
 
 
-def _quoted(text: str) -> list[str]:
+def quoted_spans(text: str) -> list[str]:
+    """What ``text`` puts in quotes (double, curly or single), in order of the quote kinds."""
     return [match.group(1) for pattern in _QUOTED_RES for match in pattern.finditer(text)]
 
 

@@ -19,6 +19,15 @@ hides them again in a stored action before it is scored, so the model's texts, t
 and the device's actions agree. Taps are points and need neither. A text that already contains
 a placeholder word such as ``Name1`` would not survive the round trip; no suite writes one.
 
+Dictated texts (``policy.vlm.text_placeholders``) go the same way, as Text1, Text2, ...: the
+test tasks dictate notes and messages no train task does, and the tiny model picks a TYPE
+candidate by its words, so a held-out text is one it has never typed (0 of 13 test
+``create_note`` episodes greedy against 14 of 16 on train, docs/results.md, "Where a run's gain
+goes"). With the texts hidden, "Jot down \"Text1\"" asks to type the same Text1 as every train
+note does. A dictated text is a quoted span, or what follows a colon when it holds no quote and
+none of the instruction's names ("Create a new contact: Olivia Baker, 555-0100" lists fields to
+fill, not one text): :func:`dictated_texts`.
+
 >>> names = Placeholders.of("Call Olivia Baker, then text Kai")
 >>> names.names
 ('Olivia Baker', 'Kai')
@@ -26,6 +35,8 @@ a placeholder word such as ``Name1`` would not survive the round trip; no suite 
 "Name1's number; Kaiser Name2"
 >>> names.show("Name2: see you")
 'Kai: see you'
+>>> Placeholders.of('Tell Kai "call Jo" or Kai: see you', texts=True).hide("Kai: call Jo")
+'Name1: Text1'
 """
 
 from __future__ import annotations
@@ -37,17 +48,32 @@ from functools import lru_cache
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
+from distrl.policies.candidates import colon_tails, quoted_spans
 from distrl.policies.features import instruction_names
 
-__all__ = ["MAX_PLACEHOLDERS", "Placeholders", "placeholder_words"]
+__all__ = ["MAX_PLACEHOLDERS", "Placeholders", "dictated_texts", "placeholder_words"]
 
 #: Names numbered past this stay as they are (an instruction names two or three things).
 MAX_PLACEHOLDERS = 9
 
 
-def placeholder_words() -> list[str]:
-    """Every placeholder word (what a tiny model's tokenizer should keep whole)."""
-    return [f"Name{number}" for number in range(1, MAX_PLACEHOLDERS + 1)]
+def placeholder_words(texts: bool = False) -> list[str]:
+    """Every placeholder word (what a tiny model's tokenizer should keep whole): Name1, ...,
+    and with ``texts`` Text1, ... too."""
+    kinds = ("Name", "Text") if texts else ("Name",)
+    return [f"{kind}{number}" for kind in kinds for number in range(1, MAX_PLACEHOLDERS + 1)]
+
+
+def dictated_texts(instruction: str, names: tuple[str, ...]) -> list[str]:
+    """The texts ``instruction`` dictates (quoted spans, colon tails), but for a colon tail
+    that holds one of its ``names`` (a list of fields to fill, not one text to type)."""
+    named = _whole_words(names)
+    tails = [
+        tail.strip()
+        for tail in colon_tails(instruction)
+        if not quoted_spans(tail) and (named is None or not named.search(tail))
+    ]
+    return list(dict.fromkeys(text for text in (*quoted_spans(instruction), *tails) if text))
 
 
 @lru_cache(maxsize=1024)
@@ -62,43 +88,63 @@ def _whole_words(texts: tuple[str, ...]) -> re.Pattern[str] | None:
 
 @dataclass(frozen=True)
 class Placeholders:
-    """The instruction's names and the placeholder each is shown as (``names[i]`` is
-    ``Name{i+1}``)."""
+    """The instruction's names and dictated texts, and the placeholder each is shown as
+    (``names[i]`` is ``Name{i+1}``, ``texts[i]`` is ``Text{i+1}``)."""
 
     names: tuple[str, ...]
+    texts: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, instruction: str) -> Placeholders:
-        return cls(instruction_names(instruction)[:MAX_PLACEHOLDERS])
+    def of(cls, instruction: str, texts: bool = False) -> Placeholders:
+        """The placeholders of ``instruction``: its names and, with ``texts``, the texts it
+        dictates (:func:`dictated_texts`); a name only seen inside a dictated text is part of
+        that text, not a name of its own."""
+        names = instruction_names(instruction)
+        dictated = tuple(dictated_texts(instruction, names)[:MAX_PLACEHOLDERS]) if texts else ()
+        pattern = _whole_words(dictated)
+        if pattern is not None:
+            outside = pattern.sub(" ", instruction)
+            names = tuple(n for n in names if _whole_words((n,)).search(outside))  # type: ignore[union-attr]
+        return cls(names[:MAX_PLACEHOLDERS], dictated)
 
-    def _placeholder(self, name: str) -> str:
-        return f"Name{self.names.index(name) + 1}"
+    @property
+    def _by_value(self) -> dict[str, str]:
+        """Each name and text -> its placeholder (a text wins over a name written the same)."""
+        shown = {name: f"Name{i}" for i, name in enumerate(self.names, 1)}
+        shown.update({text: f"Text{i}" for i, text in enumerate(self.texts, 1)})
+        return shown
 
     def hide(self, text: str) -> str:
-        """``text`` with every whole-word occurrence of a name replaced by its placeholder."""
-        pattern = _whole_words(self.names)
+        """``text`` with every whole-word occurrence of a name or a dictated text replaced by
+        its placeholder (the longest first, so a text holding a name stays one text)."""
+        by_value = self._by_value
+        pattern = _whole_words(tuple(by_value))
         if pattern is None:
             return text
-        return pattern.sub(lambda match: self._placeholder(match.group()), text)
+        return pattern.sub(lambda match: by_value[match.group()], text)
 
     def show(self, text: str) -> str:
-        """``text`` with every placeholder replaced by the name it stands for."""
-        pattern = _whole_words(tuple(placeholder_words()[: len(self.names)]))
+        """``text`` with every placeholder replaced by the name or text it stands for."""
+        by_placeholder = {shown: value for value, shown in self._by_value.items()}
+        pattern = _whole_words(tuple(by_placeholder))
         if pattern is None:
             return text
-        return pattern.sub(lambda match: self.names[int(match.group()[4:]) - 1], text)
+        return pattern.sub(lambda match: by_placeholder[match.group()], text)
 
     def observation(self, observation: Observation) -> Observation:
         """``observation`` as the model sees it: names hidden in the instruction and in every
         element's text (geometry, state and screenshot unchanged)."""
-        if not self.names:
+        if not self.names and not self.texts:
             return observation
         elements = tuple(
             dataclasses.replace(element, text=self.hide(element.text))
             for element in observation.elements
         )
         return dataclasses.replace(
-            observation, instruction=self.hide(observation.instruction), elements=elements
+            observation,
+            instruction=self.hide(observation.instruction),
+            elements=elements,
+            previous_actions=tuple(map(self.hidden_action, observation.previous_actions)),
         )
 
     def _retyped(self, action: Action, text: str) -> Action:

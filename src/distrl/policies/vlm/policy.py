@@ -119,7 +119,9 @@ class VLMPolicy(Policy):
         action_forms = elements.tokenizer_fragments() if elements is not None else []
         if cfg.name_placeholders:  # with and without a space before: one token in prose too
             action_forms += [
-                f"{space}{word}" for word in placeholder_words() for space in ("", " ")
+                f"{space}{word}"
+                for word in placeholder_words(cfg.text_placeholders)
+                for space in ("", " ")
             ]
         base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_forms)
         self.model = add_lora(base, cfg)
@@ -193,10 +195,11 @@ class VLMPolicy(Policy):
         self, observations: Sequence[Observation]
     ) -> tuple[Sequence[Observation], list[Placeholders] | None]:
         """The observations as the model reads them and, with ``name_placeholders``, each one's
-        names (:mod:`.placeholders`; None: the model reads them as they are)."""
+        names and dictated texts (:mod:`.placeholders`; None: the model reads them as they are)."""
         if not self.config.name_placeholders:
             return observations, None
-        names = [Placeholders.of(obs.instruction) for obs in observations]
+        texts = self.config.text_placeholders
+        names = [Placeholders.of(obs.instruction, texts) for obs in observations]
         return [n.observation(obs) for n, obs in zip(names, observations, strict=True)], names
 
     def _act_chunk(
