@@ -23,7 +23,7 @@ Dictated texts (``policy.vlm.text_placeholders``) go the same way, as Text1, Tex
 test tasks dictate notes and messages no train task does, and the tiny model picks a TYPE
 candidate by its words, so a held-out text is one it has never typed (0 of 13 test
 ``create_note`` episodes greedy against 14 of 16 on train, docs/results.md, "Where a run's gain
-goes"). With the texts hidden, "Jot down \"Text1\"" asks to type the same Text1 as every train
+goes"). With the texts hidden, `Jot down "Text1"` asks to type the same Text1 as every train
 note does. A dictated text is a quoted span, or what follows a colon when it holds no quote and
 none of the instruction's names ("Create a new contact: Olivia Baker, 555-0100" lists fields to
 fill, not one text): :func:`dictated_texts`.
