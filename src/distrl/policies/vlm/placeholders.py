@@ -104,7 +104,7 @@ class Placeholders:
         pattern = _whole_words(dictated)
         if pattern is not None:
             outside = pattern.sub(" ", instruction)
-            names = tuple(n for n in names if _whole_words((n,)).search(outside))  # type: ignore[union-attr]
+            names = tuple(n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", outside))
         return cls(names[:MAX_PLACEHOLDERS], dictated)
 
     @property
@@ -132,8 +132,9 @@ class Placeholders:
         return pattern.sub(lambda match: by_placeholder[match.group()], text)
 
     def observation(self, observation: Observation) -> Observation:
-        """``observation`` as the model sees it: names hidden in the instruction and in every
-        element's text (geometry, state and screenshot unchanged)."""
+        """``observation`` as the model sees it: names and texts hidden in the instruction, in
+        every element's text and in the previous actions' typed texts (geometry, state and
+        screenshot unchanged)."""
         if not self.names and not self.texts:
             return observation
         elements = tuple(
