@@ -4,6 +4,7 @@ weights, checkpoints and configuration (docs/design.md §5)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -24,6 +25,9 @@ from distrl.policies.vlm import policy as policy_module
 from distrl.policies.vlm.decoding import Decoding, sample, teacher_force
 from distrl.runtime.components import build_policy
 from distrl.runtime.learner import Learner
+
+if TYPE_CHECKING:  # the shared episodes come from this folder's conftest.py fixtures
+    from conftest import Demo
 
 TINY = VLMPolicyConfig(tiny=True, max_new_tokens=24)
 #: What a run trains the tiny model's tokenizer on (see distrl.runtime.components.build_policy).
@@ -375,3 +379,36 @@ def test_critic_warmup_with_a_separate_critic_leaves_the_cloned_actor_untouched(
     step = learner.step(windows, weights)  # the warm-up is over: the policy term is back
     assert step.metrics["critic_warmup"] == 0.0
     assert not torch.allclose(actor_and_critic()[0], start_logp)
+
+
+def test_length_groups_change_padding_not_scores_or_gradients(
+    oracle_demos: list[Demo],
+) -> None:
+    """The learner scores a batch's prompts in groups of similar length (``score_groups``): every
+    row's log-prob, entropy and value and the gradients equal those of one padded batch, in the
+    caller's order. The prompts list the screen's elements and the previous action, so home
+    screens and typing screens differ in length by hundreds of tokens."""
+    demos = oracle_demos[:6]
+    observations = [o for d in demos for o in d.observations][:24]
+    actions = [a for d in demos for a in d.actions][:24]
+    config = VLMPolicyConfig(
+        tiny=True, max_new_tokens=24, element_list=True, history=1, admissible_actions=True
+    )
+    one = VLMPolicy(config.model_copy(update={"score_groups": 1}), INSTRUCTIONS)
+    grouped = VLMPolicy(config.model_copy(update={"score_groups": 3}), INSTRUCTIONS)
+    grouped.load_state_dict(one.state_dict())
+    lengths = one.prompts.text_lengths([one.prompts.chat(o) for o in observations])
+    assert max(lengths) > 1.5 * min(lengths)  # the groups pad less than the batch
+    results = []
+    for policy in (one, grouped):
+        scores = policy.score_actions(observations, actions)
+        loss = -scores.logprobs.mean() - scores.entropies.mean() + scores.values.pow(2).mean()
+        loss.backward()
+        grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
+        results.append((scores, grads))
+    (plain, plain_grads), (by_group, group_grads) = results
+    for field in ("logprobs", "entropies", "values"):
+        assert torch.allclose(getattr(plain, field), getattr(by_group, field), atol=1e-4), field
+    assert len(plain_grads) == len(group_grads) > 0
+    for a, b in zip(plain_grads, group_grads, strict=True):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-3)

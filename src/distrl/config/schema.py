@@ -1204,6 +1204,14 @@ class VLMPolicyConfig(ConfigSection):
         le=4096,
         description="Observations per forward pass (larger batches are split).",
     )
+    score_groups: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="The learner scores a batch's prompts as up to this many groups of similar "
+        "token count (at least 4 each), each padded only to its own longest; 1 pads the whole "
+        "batch to its longest prompt. Same scores, less padding: docs/design.md §5.",
+    )
     cpu_threads: int | None = Field(
         default=None,
         ge=1,

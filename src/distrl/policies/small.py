@@ -47,7 +47,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import torch
 from pydantic import Field, model_validator
 from torch import nn
@@ -85,6 +84,7 @@ from distrl.policies.features import (
     resolve_tap,
     tap_point,
 )
+from distrl.policies.length_groups import LengthGroups, length_groups
 
 __all__ = ["ActionTargets", "SmallPolicy", "SmallPolicyConfig", "rank_prior"]
 
@@ -281,13 +281,12 @@ class _LengthGroups(NamedTuple):
 
     #: Each group: the caller's row indices and their features, collated alone.
     batches: list[tuple[list[int], FeatureBatch]]
-    #: ``restore[b]`` is where the caller's row ``b`` sits in the groups' concatenated rows.
-    restore: torch.Tensor
+    #: How the groups' results go back into the caller's order.
+    cut: LengthGroups
 
     def join(self, parts: Sequence[torch.Tensor]) -> torch.Tensor:
-        """The groups' ``[B_g]`` results as one ``[B]`` tensor in the caller's order
-        (differentiable: the gather passes gradients)."""
-        return torch.cat(list(parts))[self.restore]
+        """The groups' ``[B_g]`` results as one ``[B]`` tensor in the caller's order."""
+        return self.cut.join(parts)
 
 
 def _mlp(dim_in: int, hidden: int, dim_out: int) -> nn.Sequential:
@@ -579,19 +578,18 @@ class SmallPolicy(Policy):
         the encoder's linear work and three quarters of its attention on padding. Sorted by
         length and cut into ``score_groups`` groups of at least 32, each group pads only to its
         own longest. Padding never changes a row's result (masked keys get zero weight), so the
-        scores are those of one batch, in the caller's order (:meth:`_LengthGroups.join`)."""
+        scores are those of one batch, in the caller's order (:mod:`.length_groups`)."""
         if not observations:
             raise ValueError("featurize needs at least one observation")
         items = [self.featurizer.encode_cached(obs) for obs in observations]
-        order = sorted(range(len(items)), key=lambda i: _token_count(items[i]))
-        count = min(self.config.score_groups, max(1, len(items) // _MIN_GROUP))
-        groups = [[int(i) for i in rows] for rows in np.array_split(order, count)]
-        restore = torch.empty(len(order), dtype=torch.long)
-        restore[torch.as_tensor(order)] = torch.arange(len(order))
-        return _LengthGroups(
-            batches=[(rows, collate([items[i] for i in rows], self.device)) for rows in groups],
-            restore=restore.to(self.device),
+        cut = length_groups(
+            [_token_count(item) for item in items],
+            self.config.score_groups,
+            _MIN_GROUP,
+            self.device,
         )
+        batches = [(rows, collate([items[i] for i in rows], self.device)) for rows in cut.rows]
+        return _LengthGroups(batches, cut)
 
     def _act(self, observations: Sequence[Observation], choice: Choice) -> PolicyOutput:
         batch = self.featurize(observations)

@@ -117,9 +117,15 @@ class PromptBuilder:
         image_token = getattr(self.processor, "image_token", "<image>")
         return f"{image_token}{text}\n"
 
-    def inputs(self, observations: Sequence[Observation], device: torch.device) -> dict[str, Any]:
-        """The processor's batch (input_ids, attention_mask, pixel values, ...) on ``device``."""
-        texts = [self.chat(obs) for obs in observations]
+    def inputs(
+        self,
+        observations: Sequence[Observation],
+        device: torch.device,
+        texts: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """The processor's batch (input_ids, attention_mask, pixel values, ...) on ``device``;
+        ``texts``: the observations' :meth:`chat` strings when the caller has them already."""
+        texts = [self.chat(obs) for obs in observations] if texts is None else list(texts)
         images = [
             [_screenshot_image(obs.pixels(), self.screenshot_max_side)] for obs in observations
         ]
@@ -128,6 +134,14 @@ class PromptBuilder:
             key: value.to(device) if isinstance(value, torch.Tensor) else value
             for key, value in batch.items()
         }
+
+    def text_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each :meth:`chat` string's token count before the processor expands its image
+        placeholder (the same expansion for every row of a batch of equal-sized screenshots):
+        what sorts a batch by length (:mod:`distrl.policies.length_groups`)."""
+        return [
+            len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        ]
 
     def action_text(self, action: Action, observation: Observation) -> str:
         """The one canonical text of ``action`` taken on ``observation``: an element reference
