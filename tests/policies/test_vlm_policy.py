@@ -20,6 +20,7 @@ from distrl.core.observation import Observation
 from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.errors import InputError
 from distrl.policies.base import Choice, load_policy
+from distrl.policies.length_groups import length_groups
 from distrl.policies.vlm import VLMPolicy
 from distrl.policies.vlm import policy as policy_module
 from distrl.policies.vlm.decoding import Decoding, sample, teacher_force
@@ -386,8 +387,8 @@ def test_length_groups_change_padding_not_scores_or_gradients(
 ) -> None:
     """The learner scores a batch's prompts in groups of similar length (``score_groups``): every
     row's log-prob, entropy and value and the gradients equal those of one padded batch, in the
-    caller's order. The prompts list the screen's elements and the previous action, so home
-    screens and typing screens differ in length by hundreds of tokens."""
+    caller's order. The prompts list the screen's elements and the previous action, so the
+    longest is more than half again as long as the shortest."""
     demos = oracle_demos[:6]
     observations = [o for d in demos for o in d.observations][:24]
     actions = [a for d in demos for a in d.actions][:24]
@@ -399,6 +400,7 @@ def test_length_groups_change_padding_not_scores_or_gradients(
     grouped.load_state_dict(one.state_dict())
     lengths = one.prompts.text_lengths([one.prompts.chat(o) for o in observations])
     assert max(lengths) > 1.5 * min(lengths)  # the groups pad less than the batch
+    assert len(length_groups(lengths, 3, policy_module._MIN_GROUP).rows) == 3
     results = []
     for policy in (one, grouped):
         scores = policy.score_actions(observations, actions)
