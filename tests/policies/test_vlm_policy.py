@@ -383,7 +383,7 @@ def test_critic_warmup_with_a_separate_critic_leaves_the_cloned_actor_untouched(
 
 
 def test_length_groups_change_padding_not_scores_or_gradients(
-    oracle_demos: list[Demo],
+    oracle_demos: list[Demo], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The learner scores a batch's prompts in groups of similar length (``score_groups``): every
     row's log-prob, entropy and value and the gradients equal those of one padded batch, in the
@@ -401,6 +401,14 @@ def test_length_groups_change_padding_not_scores_or_gradients(
     lengths = one.prompts.text_lengths([one.prompts.chat(o) for o in observations])
     assert max(lengths) > 1.5 * min(lengths)  # the groups pad less than the batch
     assert len(length_groups(lengths, 3, policy_module._MIN_GROUP).rows) == 3
+    group_sizes: list[int] = []
+    score_group = grouped._score_group
+
+    def counted(observations, actions, texts):  # type: ignore[no-untyped-def]
+        group_sizes.append(len(observations))
+        return score_group(observations, actions, texts)
+
+    monkeypatch.setattr(grouped, "_score_group", counted)
     results = []
     for policy in (one, grouped):
         scores = policy.score_actions(observations, actions)
@@ -408,6 +416,8 @@ def test_length_groups_change_padding_not_scores_or_gradients(
         loss.backward()
         grads = [p.grad.clone() for p in policy.parameters() if p.grad is not None]
         results.append((scores, grads))
+    # The grouped policy really scored three padded batches, every row once.
+    assert len(group_sizes) == 3 and sum(group_sizes) == len(observations)
     (plain, plain_grads), (by_group, group_grads) = results
     for field in ("logprobs", "entropies", "values"):
         assert torch.allclose(getattr(plain, field), getattr(by_group, field), atol=1e-4), field
