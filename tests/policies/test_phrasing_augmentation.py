@@ -15,13 +15,14 @@ import torch
 from distrl.algos.bc import behaviour_clone
 from distrl.algos.copy_augmentation import CopySwap
 from distrl.algos.phrasing_augmentation import EDIT_SHARE, PhrasingEdit, editable_words
-from distrl.config.loader import load_config
+from distrl.config.loader import ConfigError, load_config
 from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action
 from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
 from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
+from distrl.policies.unseen_words import UNKNOWN_WORD
 from distrl.policies.vlm import VLMPolicy
 from distrl.runtime.warm_start import cloning_augments
 
@@ -206,3 +207,56 @@ def test_the_vlm_clones_reworded_general_demonstrations(
         augment=[edit, CopySwap(editable_words(pairs), rate=0.5)],
     )
     assert len(losses) == 3 and all(np.isfinite(losses))
+
+
+def test_the_mask_edit_replaces_only_template_words_by_the_unknown_word() -> None:
+    # Reference: each of the 9 template words is masked with probability EDIT_SHARE, at least
+    # one; the needed words (a name, a quoted text) never are, and nothing moves.
+    edit = PhrasingEdit(POOL, rate=1.0, edits=("mask",))
+    masked = 0
+    draws = 2000
+    for seed in range(draws):
+        observation, action = edit(SEND, TAP_MESSAGES, np.random.default_rng(seed))
+        assert action == TAP_MESSAGES
+        tokens, original = _tokens(observation.instruction), _tokens(SEND.instruction)
+        assert len(tokens) == len(original)
+        changed = [(new, old) for new, old in zip(tokens, original, strict=True) if new != old]
+        assert changed, observation.instruction
+        for new, old in changed:
+            assert old in TEMPLATE and new == UNKNOWN_WORD, observation.instruction
+        masked += len(changed)
+    share = masked / (draws * len(TEMPLATE))
+    # At least one a draw lifts the share a little above EDIT_SHARE: P(none) = 0.85^9 = 0.23.
+    expected = EDIT_SHARE + (1 - EDIT_SHARE) ** len(TEMPLATE) / len(TEMPLATE)
+    assert abs(share - expected) < 0.02, (share, expected)
+
+
+def test_the_mask_edit_keeps_edge_punctuation_and_is_off_by_default() -> None:
+    question = Observation(NO_SCREENSHOT, "can you open my notes?", ())
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(200):
+        reworded = PhrasingEdit([], 1.0, edits=("mask",))(question, Action.press_back(), rng)[0]
+        seen.add(reworded.instruction)
+        assert reworded.instruction.endswith("?")
+    assert any(i.endswith(" <unk>?") for i in seen), seen
+    for seed in range(200):
+        default = PhrasingEdit(POOL, 1.0)(SEND, TAP_MESSAGES, np.random.default_rng(seed))[0]
+        assert UNKNOWN_WORD not in default.instruction
+
+
+def test_the_mask_edit_needs_a_vlm_that_masks_unseen_words() -> None:
+    with pytest.raises(ConfigError, match="mask_unseen_words"):
+        load_config(None, ["train.phrasing_edits=[delete,mask]"])
+    with pytest.raises(ConfigError, match="mask_unseen_words=true needs policy.vlm.tiny"):
+        load_config(
+            None,
+            ["policy.kind=vlm", "policy.vlm.tiny=false", "policy.vlm.path=/nowhere"]
+            + ["policy.vlm.mask_unseen_words=true"],
+        )
+    cfg = load_config(
+        None,
+        ["policy.kind=vlm", "policy.vlm.tiny=true", "policy.vlm.mask_unseen_words=true"]
+        + ["train.phrasing_edits=[delete,swap,insert,mask]"],
+    )
+    assert cfg.train.phrasing_edits == ["delete", "swap", "insert", "mask"]

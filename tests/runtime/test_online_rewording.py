@@ -28,10 +28,12 @@ from distrl.core.action import ActionType
 from distrl.core.trajectory import Trajectory
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
+from distrl.policies.unseen_words import UNKNOWN_WORD
 from distrl.runtime.components import build_replay
 from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.rollout import run_episode
 from distrl.runtime.task_sampler import TaskSampler
+from distrl.runtime.warm_start import cloning_augments
 from distrl.store import TrajectoryStore
 
 #: Templates whose demonstrations type a text, tap names and carry numbers.
@@ -249,6 +251,26 @@ def test_the_train_sampler_rewords_its_share_reproducibly_and_draws_as_before_wh
     plain = TaskSampler(load_suite("general", "train"), np.random.default_rng(3))
     assert off.rewording is None
     assert [off().task_id for _ in range(200)] == [plain().task_id for _ in range(200)]
+
+
+def test_the_preset_masks_template_words_in_all_three_rewordings(
+    demonstrations: list[Trajectory],
+) -> None:
+    """vlm-quick draws the mask edit in the cloned steps, the demonstration draws and the
+    train tasks; a masked task keeps its identity and parameters."""
+    cfg = load_config("vlm-quick", [])
+    assert "mask" in cfg.train.phrasing_edits and cfg.policy.vlm.mask_unseen_words
+    (cloning,) = [a for a in cloning_augments(cfg, demonstrations) if isinstance(a, PhrasingEdit)]
+    replay = build_replay(cfg, keep_screenshots=False, store_dir=None)
+    replay.add_demonstrations(demonstrations)
+    sampler = TaskSampler.for_training(cfg, np.random.default_rng(0))
+    for edit in (cloning, replay.demo_rewording, sampler.rewording):
+        assert edit is not None and edit.edits == ("delete", "swap", "insert", "mask")
+    originals = {t.task_id: t for t in load_suite("general", "train")}
+    masked = [t for t in (sampler() for _ in range(400)) if UNKNOWN_WORD in t.instruction]
+    assert 400 * 0.5 * 0.25 * 0.6 < len(masked) < 400 * 0.5 * 0.25 * 1.4
+    for task in masked:
+        assert task.spec == originals[task.task_id].spec
 
 
 def test_task_rewording_is_refused_where_the_wording_is_the_task() -> None:

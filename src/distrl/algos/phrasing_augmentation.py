@@ -38,6 +38,11 @@ behaviour log-probs are those of what it saw. PhoneSim judges a task by its para
 its wording, so the reward stays right; the words of the parameters (a name, a setting, a
 product, "on" or "off") are the ones kept, and the insertion pool is the train tasks' other
 words (:func:`task_template_words`).
+
+A fourth edit, ``mask`` (word dropout; not among the default :data:`EDITS`, chosen with
+``train.phrasing_edits``), replaces template words by the unknown word, the one a VLM with
+``policy.vlm.mask_unseen_words`` reads any word of a test instruction as that no train
+instruction holds (:mod:`distrl.policies.unseen_words`).
 """
 
 from __future__ import annotations
@@ -54,8 +59,10 @@ from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.policies.features import resolve_tap
+from distrl.policies.unseen_words import UNKNOWN_WORD
 
 __all__ = [
+    "ALL_EDITS",
     "EDITS",
     "PhrasingEdit",
     "editable_words",
@@ -70,8 +77,14 @@ _TOKEN_RE = re.compile(r'"[^"]*"|\S+')
 _LETTERS_RE = re.compile(r"[A-Za-z]+")
 #: Share of a step's editable words an edit touches (easy data augmentation's alpha).
 EDIT_SHARE = 0.15
-#: The kinds of edit; each reworded step gets one, drawn uniformly.
+#: The kinds of edit a rewording draws from by default; each reworded step gets one, drawn
+#: uniformly.
 EDITS = ("delete", "swap", "insert")
+#: Every kind of edit: ``mask`` (word dropout) replaces template words by the unknown word a
+#: VLM with ``policy.vlm.mask_unseen_words`` reads every unseen word as
+#: (:mod:`distrl.policies.unseen_words`), so it learns what a sentence with a word it cannot
+#: read means before it meets one on a test task.
+ALL_EDITS = (*EDITS, "mask")
 #: Punctuation that may end or start a word without making it a token to keep ("phone?").
 _EDGE_PUNCTUATION = "?!.,:;()'"
 
@@ -191,7 +204,7 @@ class PhrasingEdit:
     """Rewords the instructions of (observation, action) pairs with probability ``rate`` per
     pair, by one edit drawn from ``edits``: each editable word deleted with probability
     :data:`EDIT_SHARE`, or about that share of them swapped in pairs, or as many ``pool`` words
-    inserted."""
+    inserted, or (``mask``) each replaced by the unknown word with that probability."""
 
     def __init__(
         self,
@@ -202,9 +215,9 @@ class PhrasingEdit:
     ):
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"phrasing augmentation rate must be in [0, 1], got {rate}")
-        unknown = sorted(set(edits) - set(EDITS))
+        unknown = sorted(set(edits) - set(ALL_EDITS))
         if unknown or not edits:
-            raise ValueError(f"phrasing edits must be some of {EDITS}, got {list(edits)}")
+            raise ValueError(f"phrasing edits must be some of {ALL_EDITS}, got {list(edits)}")
         self.pool = list(pool)
         self.rate = rate
         self.edits = tuple(edits)
@@ -212,12 +225,14 @@ class PhrasingEdit:
         self.episode_needed: Mapping[str, set[str]] = episode_needed or {}
 
     @classmethod
-    def from_demonstrations(cls, trajectories: Sequence[Trajectory], rate: float) -> PhrasingEdit:
+    def from_demonstrations(
+        cls, trajectories: Sequence[Trajectory], rate: float, edits: Sequence[str] = EDITS
+    ) -> PhrasingEdit:
         """The edit for ``trajectories``' steps: a word any step of an episode needs is kept in
         all of them, and the insertion pool holds only the words no episode needs."""
         needed = episode_needed_words(trajectories)
         pairs = ((step.observation, step.action) for t in trajectories for step in t.steps)
-        return cls(editable_words(pairs, needed), rate, episode_needed=needed)
+        return cls(editable_words(pairs, needed), rate, edits, episode_needed=needed)
 
     def _needed(self, observation: Observation, action: Action) -> set[str]:
         return _needed_words(observation, action) | self.episode_needed.get(
@@ -292,6 +307,8 @@ class PhrasingEdit:
             kept = self._delete(marked, rng)
         elif edit == "swap":
             kept = self._swap(marked, count, rng)
+        elif edit == "mask":
+            kept = self._mask(marked, rng)
         else:
             kept = self._insert(marked, count, rng)
         reworded = " ".join(_sentence_case(kept))
@@ -304,6 +321,23 @@ class PhrasingEdit:
         if all(drawn):
             drawn[int(rng.integers(len(drawn)))] = False
         return [token for token, dropped in zip(tokens, drawn, strict=True) if not dropped]
+
+    @staticmethod
+    def _mask(tokens: list[tuple[str, bool]], rng: np.random.Generator) -> list[tuple[str, bool]]:
+        """Each editable token's word replaced by :data:`UNKNOWN_WORD` with probability
+        :data:`EDIT_SHARE` (one always), its edge punctuation kept ("phone?" -> "<unk>?")."""
+        drawn = [editable and rng.random() < EDIT_SHARE for _, editable in tokens]
+        if not any(drawn):
+            editable = [i for i, (_, is_editable) in enumerate(tokens) if is_editable]
+            drawn[editable[int(rng.integers(len(editable)))]] = True
+        masked = []
+        for (token, editable), mask in zip(tokens, drawn, strict=True):
+            if mask:
+                core = token.strip(_EDGE_PUNCTUATION)
+                start = token.index(core)
+                token = token[:start] + UNKNOWN_WORD + token[start + len(core) :]
+            masked.append((token, editable and not mask))
+        return masked
 
     @staticmethod
     def _swap(

@@ -31,6 +31,8 @@ MAX_TEXT_CHARS = 4096
 MAX_RUN_NAME_CHARS = 200
 #: ``train.lr_schedule``'s values (:mod:`distrl.runtime.lr_schedule`).
 LrScheduleKind = Literal["constant", "linear"]
+#: The rewording edits (distrl.algos.phrasing_augmentation.ALL_EDITS).
+PhrasingEditKind = Literal["delete", "swap", "insert", "mask"]
 
 
 class ConfigSection(BaseModel):
@@ -793,6 +795,14 @@ class TrainConfig(ConfigSection):
         "product). PhoneSim only, which judges a task by its parameters, not its wording; "
         "evaluation episodes are never reworded (0: off).",
     )
+    phrasing_edits: list[PhrasingEditKind] = Field(
+        default_factory=lambda: ["delete", "swap", "insert"],
+        min_length=1,
+        description="The edits the three phrasing augmentations draw one of per reworded "
+        "instruction: delete, swap and insert template words, and mask (word dropout: template "
+        "words become the unknown word a VLM with policy.vlm.mask_unseen_words reads every "
+        "unseen word as; it needs that setting).",
+    )
     demo_fraction: float = Field(
         default=0.0,
         ge=0.0,
@@ -1180,6 +1190,14 @@ class VLMPolicyConfig(ConfigSection):
         "Text2, ... the same way, so a held-out note or message is typed as the same Text1 as "
         "every train one (docs/design.md §5).",
     )
+    mask_unseen_words: bool = Field(
+        default=False,
+        description="With tiny: every prose word of the instruction that no train instruction "
+        "holds (its tokenizer's texts) and the screen does not show is read as the unknown "
+        "word <unk>, so a held-out phrasing reads as a train one with words missing; pair it "
+        "with train.phrasing_edits including mask, which teaches what such a word means "
+        "(docs/design.md §5).",
+    )
     admissible_actions: bool = Field(
         default=False,
         description="Decode only admissible action texts (with element_list): a tap on a listed "
@@ -1244,6 +1262,12 @@ class VLMPolicyConfig(ConfigSection):
             raise ValueError(
                 "policy.vlm.name_placeholders=true needs policy.vlm.element_list=true (without "
                 "the list the names stay on the screenshot the model reads)"
+            )
+        if self.mask_unseen_words and not self.tiny:
+            raise ValueError(
+                "policy.vlm.mask_unseen_words=true needs policy.vlm.tiny=true (the known words "
+                "are those its tokenizer was trained on; a checkpoint's tokenizer has no closed "
+                "vocabulary)"
             )
         if self.text_placeholders and not self.name_placeholders:
             raise ValueError(
@@ -1370,6 +1394,20 @@ class RunConfig(ConfigSection):
                 "train task, which only the phonesim backend judged by its own state "
                 "(judge.kind=state) can do without changing the task; env.backend is "
                 f"{self.env.backend!r} and judge.kind {self.judge.kind!r}: leave it at 0"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _masked_words_are_read_as_unknown(self) -> RunConfig:
+        """The mask edit writes the unknown word, which only a VLM that masks unseen words
+        reads as one token (anything else reads the letters of ``<unk>``)."""
+        if "mask" in self.train.phrasing_edits and not (
+            self.policy.kind == "vlm" and self.policy.vlm.mask_unseen_words
+        ):
+            raise ValueError(
+                "train.phrasing_edits includes mask, which writes the unknown word <unk> into "
+                "instructions; only policy.kind=vlm with policy.vlm.mask_unseen_words=true "
+                "reads it as the unknown word: set that or leave mask out"
             )
         return self
 

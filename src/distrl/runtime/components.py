@@ -75,6 +75,7 @@ def build_replay(
         min_replay=cfg.train.min_replay,
         demo_fraction=cfg.train.demo_fraction,
         demo_rewording=cfg.train.demo_phrasing_augmentation,
+        demo_rewording_edits=cfg.train.phrasing_edits,
         success_share=cfg.success_replay.share,
         success_capacity=cfg.success_replay.capacity,
         seed=derive_seed(cfg.seed, Stream.REPLAY),

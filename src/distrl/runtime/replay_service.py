@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from distrl.algos.novelty import ScreenNovelty
-from distrl.algos.phrasing_augmentation import PhrasingEdit
+from distrl.algos.phrasing_augmentation import EDITS, PhrasingEdit
 from distrl.algos.registry import Algorithm
 from distrl.algos.step_window import StepWindow, cut_windows
 from distrl.core.observation import SharedElements
@@ -109,6 +109,7 @@ class ReplayService:
         min_replay: int = 1,
         demo_fraction: float = 0.0,
         demo_rewording: float = 0.0,
+        demo_rewording_edits: Sequence[str] = EDITS,
         success_share: float = 0.0,
         success_capacity: int = 200,
         seed: int = 0,
@@ -135,6 +136,7 @@ class ReplayService:
         #: Rewords drawn demonstration windows (built from the demonstrations; None: off).
         self.demo_rewording: PhrasingEdit | None = None
         self._demo_rewording_rate = demo_rewording
+        self._demo_rewording_edits = tuple(demo_rewording_edits)
         if not 0.0 <= success_share < 1.0 or demo_fraction + success_share >= 1.0:
             raise ValueError(
                 f"success_share must be in [0, 1) and leave online windows beside "
@@ -255,7 +257,7 @@ class ReplayService:
             self.demo_windows.extend(self._cut(trajectory))
         if self._demo_rewording_rate > 0:
             self.demo_rewording = PhrasingEdit.from_demonstrations(
-                admitted, self._demo_rewording_rate
+                admitted, self._demo_rewording_rate, self._demo_rewording_edits
             )
         return len(self.demo_windows)
 

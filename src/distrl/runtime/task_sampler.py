@@ -54,7 +54,8 @@ class TaskSampler:
         """A worker's sampler of ``cfg``'s train tasks, rewording them if the config says so."""
         tasks = load_tasks(cfg, "train")
         rate = cfg.train.task_phrasing_augmentation
-        rewording = PhrasingEdit(task_template_words(tasks), rate) if rate > 0 else None
+        edits = cfg.train.phrasing_edits
+        rewording = PhrasingEdit(task_template_words(tasks), rate, edits) if rate > 0 else None
         return cls(tasks, rng, rewording)
 
     def __call__(self) -> Task:

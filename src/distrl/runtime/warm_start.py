@@ -107,7 +107,7 @@ def cloning_augments(cfg: RunConfig, demonstrations: list[Trajectory]) -> list[S
     augments: list[StepAugment] = []
     if cfg.train.bc_phrasing_augmentation > 0:
         rewording = PhrasingEdit.from_demonstrations(
-            demonstrations, cfg.train.bc_phrasing_augmentation
+            demonstrations, cfg.train.bc_phrasing_augmentation, cfg.train.phrasing_edits
         )
         augments.append(rewording)
         log.info("phrasing augmentation: %d template words to insert", len(rewording.pool))

@@ -8,7 +8,7 @@ misspelt element, a format the parser rejects. With ``policy.vlm.admissible_acti
 * a tap on each listed element (its reference text, by index or name, as the prompt lists it),
 * TYPE of each candidate text of the instruction (the small policy's TYPE choices, from
   :func:`~distrl.policies.candidates.extract_candidates`: quoted spans, names, times, clause
-  tails, word n-grams),
+  tails, word n-grams), but one that holds a masked word (``policy.vlm.mask_unseen_words``),
 * a swipe up and a swipe down (the small policy's default points),
 * PRESS_BACK, PRESS_HOME, PRESS_ENTER, STATUS_TASK_COMPLETE and STATUS_TASK_IMPOSSIBLE.
 
@@ -38,6 +38,7 @@ from distrl.core.observation import Observation
 from distrl.policies.candidates import extract_candidates
 from distrl.policies.features import tap_point
 from distrl.policies.small import SmallPolicyConfig
+from distrl.policies.unseen_words import UNKNOWN_WORD
 
 __all__ = ["MASKED", "TokenTrie", "admissible_actions", "admissible_mask"]
 
@@ -64,7 +65,11 @@ def admissible_actions(observation: Observation, listed: int) -> list[Action]:
     elements, TYPE of each instruction candidate, two swipes and the argument-free actions."""
     return [
         *(Action.tap(*tap_point(element)) for element in observation.elements[:listed]),
-        *(Action.type_text(text) for text in extract_candidates(observation.instruction)),
+        *(
+            Action.type_text(text)
+            for text in extract_candidates(observation.instruction)
+            if UNKNOWN_WORD not in text  # a masked word (policy.vlm.mask_unseen_words)
+        ),
         *_FIXED,
     ]
 

@@ -59,6 +59,7 @@ from distrl.policies.base import (
     write_policy_file,
 )
 from distrl.policies.length_groups import length_groups
+from distrl.policies.unseen_words import UNKNOWN_WORD, UnseenWords
 from distrl.policies.vlm.admissible import TokenTrie, admissible_actions
 from distrl.policies.vlm.backbone import load_backbone, resolve_device
 from distrl.policies.vlm.critic import PooledValueHeads, SeparateCritic
@@ -130,6 +131,17 @@ class VLMPolicy(Policy):
                 for space in ("", " ")
             ]
         base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_forms)
+        #: Masks the instruction words the tokenizer was not trained on (None: off).
+        self.unseen_words = (
+            UnseenWords(self.tokenizer_texts, placeholder_words(texts=True))
+            if cfg.mask_unseen_words
+            else None
+        )
+        if self.unseen_words is not None and processor.tokenizer.unk_token != UNKNOWN_WORD:
+            raise ValueError(  # the tiny tokenizer's is; a mismatch would mask into letters
+                f"mask_unseen_words writes {UNKNOWN_WORD}, but the tokenizer's unknown token "
+                f"is {processor.tokenizer.unk_token!r}"
+            )
         self.model = add_lora(base, cfg)
         self.prompts = PromptBuilder(
             processor,
@@ -201,12 +213,18 @@ class VLMPolicy(Policy):
         self, observations: Sequence[Observation]
     ) -> tuple[Sequence[Observation], list[Placeholders] | None]:
         """The observations as the model reads them and, with ``name_placeholders``, each one's
-        names and dictated texts (:mod:`.placeholders`; None: the model reads them as they are)."""
-        if not self.config.name_placeholders:
-            return observations, None
-        texts = self.config.text_placeholders
-        names = [Placeholders.of(obs.instruction, texts) for obs in observations]
-        return [n.observation(obs) for n, obs in zip(names, observations, strict=True)], names
+        names and dictated texts (:mod:`.placeholders`; None: the model reads them as they are).
+        With ``mask_unseen_words`` the instruction's unseen words are then masked
+        (:mod:`distrl.policies.unseen_words`; placeholders first, so a held-out name is a
+        Name1, not an unknown word)."""
+        names = None
+        if self.config.name_placeholders:
+            texts = self.config.text_placeholders
+            names = [Placeholders.of(obs.instruction, texts) for obs in observations]
+            observations = [n.observation(o) for n, o in zip(names, observations, strict=True)]
+        if self.unseen_words is not None:
+            observations = [self.unseen_words.observation(obs) for obs in observations]
+        return observations, names
 
     def _act_chunk(
         self, observations: Sequence[Observation], choice: Choice
