@@ -253,13 +253,15 @@ def test_the_train_sampler_rewords_its_share_reproducibly_and_draws_as_before_wh
     assert [off().task_id for _ in range(200)] == [plain().task_id for _ in range(200)]
 
 
-def test_the_preset_masks_template_words_in_all_three_rewordings(
+def test_the_mask_edit_goes_into_all_three_rewordings(
     demonstrations: list[Trajectory],
 ) -> None:
-    """vlm-quick draws the mask edit in the cloned steps, the demonstration draws and the
-    train tasks; a masked task keeps its identity and parameters."""
-    cfg = load_config("vlm-quick", [])
-    assert "mask" in cfg.train.phrasing_edits and cfg.policy.vlm.mask_unseen_words
+    """With the mask edit chosen, vlm-quick draws it in the cloned steps, the demonstration
+    draws and the train tasks; a masked task keeps its identity and parameters."""
+    cfg = load_config(
+        "vlm-quick",
+        ["policy.vlm.mask_unseen_words=true", "train.phrasing_edits=[delete,swap,insert,mask]"],
+    )
     (cloning,) = [a for a in cloning_augments(cfg, demonstrations) if isinstance(a, PhrasingEdit)]
     replay = build_replay(cfg, keep_screenshots=False, store_dir=None)
     replay.add_demonstrations(demonstrations)
