@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 
-from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
-from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.policies.unseen_words import UNKNOWN_WORD, UnseenWords
 from distrl.policies.vlm import VLMPolicy
 from distrl.policies.vlm.admissible import admissible_actions
@@ -48,19 +48,8 @@ def test_the_observation_keeps_the_words_its_screen_shows() -> None:
 
 
 @pytest.fixture(scope="module")
-def policy() -> VLMPolicy:
-    torch.set_num_threads(1)
-    config = VLMPolicyConfig(
-        tiny=True,
-        element_list=True,
-        element_reference="name",
-        admissible_actions=True,
-        name_placeholders=True,
-        text_placeholders=True,
-        mask_unseen_words=True,
-        max_new_tokens=24,
-    )
-    return VLMPolicy(config, suite_instructions())
+def policy(element_name_vlm: Callable[..., VLMPolicy]) -> VLMPolicy:
+    return element_name_vlm(name_placeholders=True, text_placeholders=True, mask_unseen_words=True)
 
 
 def test_the_model_reads_every_unseen_word_as_the_one_unknown_token(policy: VLMPolicy) -> None:

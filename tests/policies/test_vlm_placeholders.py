@@ -4,6 +4,8 @@ and scoring agree on the model's texts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 
@@ -88,17 +90,8 @@ def test_typed_texts_round_trip_and_taps_are_untouched() -> None:
 
 
 @pytest.fixture(scope="module")
-def policy() -> VLMPolicy:
-    torch.set_num_threads(1)
-    config = VLMPolicyConfig(
-        tiny=True,
-        element_list=True,
-        element_reference="name",
-        admissible_actions=True,
-        name_placeholders=True,
-        max_new_tokens=24,
-    )
-    return VLMPolicy(config, suite_instructions())
+def policy(element_name_vlm: Callable[..., VLMPolicy]) -> VLMPolicy:
+    return element_name_vlm(name_placeholders=True)
 
 
 def test_the_policy_types_names_acts_as_it_scores_and_reads_placeholders(

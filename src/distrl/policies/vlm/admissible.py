@@ -8,7 +8,8 @@ misspelt element, a format the parser rejects. With ``policy.vlm.admissible_acti
 * a tap on each listed element (its reference text, by index or name, as the prompt lists it),
 * TYPE of each candidate text of the instruction (the small policy's TYPE choices, from
   :func:`~distrl.policies.candidates.extract_candidates`: quoted spans, names, times, clause
-  tails, word n-grams), but one that holds a masked word (``policy.vlm.mask_unseen_words``),
+  tails, word n-grams), leaving out any that holds a masked word
+  (``policy.vlm.mask_unseen_words``),
 * a swipe up and a swipe down (the small policy's default points),
 * PRESS_BACK, PRESS_HOME, PRESS_ENTER, STATUS_TASK_COMPLETE and STATUS_TASK_IMPOSSIBLE.
 
