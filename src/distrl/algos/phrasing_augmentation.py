@@ -59,7 +59,7 @@ from distrl.core.observation import Observation
 from distrl.core.task import Task
 from distrl.core.trajectory import Trajectory
 from distrl.policies.features import resolve_tap
-from distrl.policies.unseen_words import UNKNOWN_WORD
+from distrl.policies.unseen_words import EDGE_PUNCTUATION, TOKEN_RE, UNKNOWN_WORD, prose_core
 
 __all__ = [
     "ALL_EDITS",
@@ -71,8 +71,6 @@ __all__ = [
     "task_words",
 ]
 
-#: A quoted span (one token, never edited) or a run of non-space characters.
-_TOKEN_RE = re.compile(r'"[^"]*"|\S+')
 #: The letters of a token ("phone?" -> "phone"; "Ana's" -> "Ana", "s").
 _LETTERS_RE = re.compile(r"[A-Za-z]+")
 #: Share of a step's editable words an edit touches (easy data augmentation's alpha).
@@ -85,8 +83,6 @@ EDITS = ("delete", "swap", "insert")
 #: (:mod:`distrl.policies.unseen_words`), so it learns what a sentence with a word it cannot
 #: read means before it meets one on a test task.
 ALL_EDITS = (*EDITS, "mask")
-#: Punctuation that may end or start a word without making it a token to keep ("phone?").
-_EDGE_PUNCTUATION = "?!.,:;()'"
 
 
 def _letters(token: str) -> list[str]:
@@ -121,8 +117,7 @@ def _is_name(token: str, position: int) -> bool:
 def _is_editable(tokens: list[str], position: int, needed: set[str]) -> bool:
     """Whether ``tokens[position]`` is template wording (see the module's docstring)."""
     token = tokens[position]
-    core = token.strip(_EDGE_PUNCTUATION)
-    if token.startswith('"') or not core or not all(c.isalpha() or c == "'" for c in core):
+    if prose_core(token) is None:
         return False  # a quoted text, a number, a time, an address, or punctuation alone
     if _is_name(token, position):
         return False
@@ -150,9 +145,9 @@ def task_template_words(tasks: Iterable[Task]) -> list[str]:
     that are not words of their own parameters (sorted, so the pool is reproducible)."""
     pool: set[str] = set()
     for task in tasks:
-        tokens = _TOKEN_RE.findall(task.instruction)
+        tokens = TOKEN_RE.findall(task.instruction)
         for position in _editable_positions(tokens, task_words(task)):
-            pool.add(tokens[position].strip(_EDGE_PUNCTUATION).lower())
+            pool.add(tokens[position].strip(EDGE_PUNCTUATION).lower())
     return sorted(pool)
 
 
@@ -179,12 +174,12 @@ def editable_words(
     need (``episode_needed``, :func:`episode_needed_words`); "don't" stays one word."""
     pool: set[str] = set()
     for observation, action in pairs:
-        tokens = _TOKEN_RE.findall(observation.instruction)
+        tokens = TOKEN_RE.findall(observation.instruction)
         needed = _needed_words(observation, action)
         if episode_needed is not None:
             needed |= episode_needed.get(observation.instruction, set())
         for position in _editable_positions(tokens, needed):
-            pool.add(tokens[position].strip(_EDGE_PUNCTUATION).lower())
+            pool.add(tokens[position].strip(EDGE_PUNCTUATION).lower())
     return sorted(pool)
 
 
@@ -296,7 +291,7 @@ class PhrasingEdit:
     def _reword(self, instruction: str, needed: set[str], rng: np.random.Generator) -> str | None:
         """``instruction`` after one edit that keeps ``needed`` words, or None when it has no
         template word to edit or the edit changed nothing."""
-        tokens = _TOKEN_RE.findall(instruction)
+        tokens = TOKEN_RE.findall(instruction)
         editable = _editable_positions(tokens, needed)
         if not editable:
             return None
@@ -333,7 +328,7 @@ class PhrasingEdit:
         masked = []
         for (token, editable), mask in zip(tokens, drawn, strict=True):
             if mask:
-                core = token.strip(_EDGE_PUNCTUATION)
+                core = token.strip(EDGE_PUNCTUATION)
                 start = token.index(core)
                 token = token[:start] + UNKNOWN_WORD + token[start + len(core) :]
             masked.append((token, editable and not mask))

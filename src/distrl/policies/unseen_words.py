@@ -37,32 +37,42 @@ from collections.abc import Iterable
 
 from distrl.core.observation import Observation
 
-__all__ = ["UNKNOWN_WORD", "UnseenWords", "letter_words"]
+__all__ = [
+    "EDGE_PUNCTUATION",
+    "TOKEN_RE",
+    "UNKNOWN_WORD",
+    "UnseenWords",
+    "letter_words",
+    "prose_core",
+]
 
 #: The word an unseen word becomes, written as the tiny tokenizer's unknown token (one token
 #: there); the ``mask`` rewording writes the same word in training.
 UNKNOWN_WORD = "<unk>"
 
-#: A quoted span (one token) or a run of non-space characters, as the rewording cuts them.
-_TOKEN_RE = re.compile(r'"[^"]*"|\S+')
-#: A run of letters (any script), or the unknown word itself, which must stay as it is.
-_WORD_RE = re.compile(re.escape(UNKNOWN_WORD) + r"|[^\W\d_]+")
+#: A quoted span (one token) or a run of non-space characters: how the instruction is cut into
+#: tokens here and by the rewording (:mod:`distrl.algos.phrasing_augmentation`).
+TOKEN_RE = re.compile(r'"[^"]*"|\S+')
 #: Punctuation that may start or end a token without making it one to keep ("ok?").
-_EDGE_PUNCTUATION = "?!.,:;()'"
+EDGE_PUNCTUATION = "?!.,:;()'"
+#: A run of letters (any script).
+_WORD_RE = re.compile(r"[^\W\d_]+")
 
 
 def letter_words(text: str) -> list[str]:
-    """The runs of letters of ``text``, case as written (the unknown word not among them)."""
-    return [word for word in _WORD_RE.findall(text) if word != UNKNOWN_WORD]
+    """The runs of letters of ``text``, case as written."""
+    return _WORD_RE.findall(text)
 
 
-def _maskable(token: str) -> bool:
-    """Whether ``token`` is prose whose words may be masked: not a quoted span and no digit or
-    sign inside it (an apostrophe is prose: "What's")."""
-    core = token.strip(_EDGE_PUNCTUATION)
-    if token.startswith('"') or core == UNKNOWN_WORD:
-        return False
-    return all(c.isalpha() or c == "'" for c in core)
+def prose_core(token: str) -> str | None:
+    """``token`` without its edge punctuation when it is prose (letters and apostrophes:
+    "What's"), else None: a quoted span, or a token with a digit or a sign inside ("5:30",
+    "maps.com", "Wi-Fi", "Name1", the unknown word itself). Only prose is masked here and
+    edited by the rewording."""
+    core = token.strip(EDGE_PUNCTUATION)
+    if token.startswith('"') or not core or not all(c.isalpha() or c == "'" for c in core):
+        return None
+    return core
 
 
 class UnseenWords:
@@ -79,8 +89,8 @@ class UnseenWords:
             )
 
     def mask(self, text: str, screen_words: Iterable[str] = ()) -> str:
-        """``text`` with every prose word (see :func:`_maskable`) that is neither known nor in
-        ``screen_words`` replaced by :data:`UNKNOWN_WORD`."""
+        """``text`` with every word of a prose token (see :func:`prose_core`) that is neither
+        known nor in ``screen_words`` replaced by :data:`UNKNOWN_WORD`."""
         shown = set(screen_words)
 
         def masked_word(match: re.Match[str]) -> str:
@@ -89,9 +99,9 @@ class UnseenWords:
 
         def masked_token(match: re.Match[str]) -> str:
             token = match.group()
-            return _WORD_RE.sub(masked_word, token) if _maskable(token) else token
+            return token if prose_core(token) is None else _WORD_RE.sub(masked_word, token)
 
-        return _TOKEN_RE.sub(masked_token, text)
+        return TOKEN_RE.sub(masked_token, text)
 
     def observation(self, observation: Observation) -> Observation:
         """``observation`` with its instruction masked, keeping the words its screen shows
