@@ -16,6 +16,7 @@ from distrl.core.task import Task
 from distrl.envs.phonesim.tasks.suites import load_suite, suite_instructions
 from distrl.policies.features import tap_point
 from distrl.policies.vlm import VLMPolicy
+from distrl.policies.vlm import elements as elements_module
 from distrl.policies.vlm.elements import MAX_NAME_WORDS, ElementReferences
 from distrl.policies.vlm.tiny import action_fragments, tiny_tokenizer
 
@@ -175,6 +176,36 @@ def test_a_name_that_does_not_name_one_element_falls_back_to_the_index() -> None
     assert by_index.parse(ElementReferences.name_text("OK"), screen) == Action.tap(
         *tap_point(screen.elements[0])
     )
+
+
+def test_elements_with_one_centre_are_tapped_as_the_first_and_screens_never_mix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tap on a centre two elements share (a row and its label) is written as the first of
+    them; the texts are kept per element list, and a full store is emptied, not consulted
+    wrongly: the same tap on two screens that differ in one label gets each screen's text."""
+    monkeypatch.setattr(elements_module, "TAP_TEXT_CACHE_SIZE", 2)
+    row = UIElement("", (0.2, 0.0, 0.3, 1.0), True, "row", kind="row")
+    label = UIElement("Alarms", (0.2, 0.0, 0.3, 1.0), False, "label")
+    other = UIElement("Timer", (0.5, 0.0, 0.6, 1.0), True, "timer", kind="button")
+    references = ElementReferences(limit=50, form="name")
+    screen = Observation(NO_SCREENSHOT, "Open alarms", (row, label, other))
+    assert references.canonical_text(Action.tap(*tap_point(label)), screen) == (
+        ElementReferences.reference_text(0)
+    )
+    for step in range(4):  # more screens than the store holds
+        word = f"Timer{step}"
+        changed = Observation(
+            NO_SCREENSHOT,
+            "Open alarms",
+            (label, UIElement(word, other.bbox, True, "timer", kind="button")),
+        )
+        for tapped, expected in ((label, "Alarms"), (changed.elements[1], word)):
+            text = references.canonical_text(Action.tap(*tap_point(tapped)), changed)
+            assert text == ElementReferences.name_text(expected)
+        assert references.canonical_text(Action.tap(*tap_point(other)), screen) == (
+            ElementReferences.name_text("Timer")
+        )
 
 
 def test_a_name_no_listed_element_reads_is_an_invalid_action() -> None:

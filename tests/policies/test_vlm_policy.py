@@ -155,6 +155,23 @@ def test_parser_sees_every_generated_string(
 DEMO_ACTIONS = [Action.tap(0.25, 0.5), Action.press_home(), Action.complete()] * 2
 
 
+def test_cloning_log_probs_match_score_actions_without_the_critic(
+    policy: VLMPolicy, observations: list[Observation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``action_logprobs`` (what behaviour cloning reads) is ``score_actions``' log-probs, with
+    gradients, and never runs the critic: cloning trains no value, and its pass was 15% of a
+    cloning step."""
+    expected = policy.score_actions(observations, DEMO_ACTIONS).logprobs.detach()
+
+    def no_critic(*args: object, **kwargs: object) -> torch.Tensor:
+        raise AssertionError("the critic ran")
+
+    monkeypatch.setattr(policy.critic, "value", no_critic)
+    logprobs, representable = policy.action_logprobs(observations, DEMO_ACTIONS)
+    assert logprobs.requires_grad and bool(representable.all())
+    assert torch.allclose(logprobs.detach(), expected, atol=1e-5, rtol=0)
+
+
 def _windows(policy: VLMPolicy, observations: list[Observation]) -> list[StepWindow]:
     """Two 3-step windows of demonstrated actions with rewards, behaviour log-probs from
     ``policy``."""

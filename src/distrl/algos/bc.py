@@ -25,9 +25,9 @@ def bc_loss(policy: Policy, pairs: Sequence[tuple[Observation, Action]]) -> torc
     """Mean negative log-likelihood of the demonstrated actions the policy can represent."""
     observations = [obs for obs, _ in pairs]
     actions = [action for _, action in pairs]
-    scores = policy.score_actions(observations, actions)
-    mask = scores.representable.float()
-    return -(scores.logprobs * mask).sum() / mask.sum().clamp(min=1.0)
+    logprobs, representable = policy.action_logprobs(observations, actions)
+    mask = representable.float()
+    return -(logprobs * mask).sum() / mask.sum().clamp(min=1.0)
 
 
 def behaviour_clone(

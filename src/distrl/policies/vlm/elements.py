@@ -67,6 +67,8 @@ _REFERENCE_RE = re.compile(re.escape(_INDEX_KEY) + r"(\d{1,4})")
 _NAME_RE = re.compile(re.escape(_NAME_KEY) + r" (\S.*)", re.DOTALL)
 #: A longer text (a message, a paragraph) is tapped by index: its name would be a long reply.
 MAX_NAME_WORDS = 6
+#: Distinct element lists whose tap texts are kept (about 3 KB each).
+TAP_TEXT_CACHE_SIZE = 4_096
 
 #: How an element tap is written: by its index on the list, or by its text where that names it.
 ReferenceForm = Literal["index", "name"]
@@ -105,6 +107,8 @@ class ElementReferences:
         self.limit = limit
         self.form = form
         self.mark_matches = mark_matches
+        #: :meth:`tap_texts` by listed elements (screens repeat; emptied when full).
+        self._tap_texts: dict[tuple[UIElement, ...], dict[tuple[float, float], str]] = {}
 
     def listed(self, observation: Observation) -> tuple[UIElement, ...]:
         return observation.elements[: self.limit]
@@ -141,27 +145,46 @@ class ElementReferences:
         :meth:`fragments`, and ``MATCH_MARK`` when lines carry it."""
         return self.fragments() + ([MATCH_MARK] if self.mark_matches else [])
 
-    def _name_of(self, index: int, listed: tuple[UIElement, ...]) -> str | None:
-        """The name that refers to ``listed[index]``, or ``None`` when its text does not name
-        it (empty, too long, or read by an element listed before it)."""
-        name = _collapsed(listed[index].text)
-        if not name or len(name.split()) > MAX_NAME_WORDS:
-            return None
-        if any(_collapsed(e.text) == name for e in listed[:index]):
-            return None
-        return name
+    def tap_texts(self, observation: Observation) -> dict[tuple[float, float], str]:
+        """The canonical text of a tap on each listed element's centre, by its touch point
+        (the first element with that centre names it).
+
+        Why a table, cached by the listed elements: the admissible-action set (one tap per
+        element) and every scored tap need these texts, and finding one from scratch scans the
+        list; screens repeat, so one pass per distinct list serves them all."""
+        listed = self.listed(observation)
+        texts = self._tap_texts.get(listed)
+        if texts is None:
+            if len(self._tap_texts) >= TAP_TEXT_CACHE_SIZE:
+                self._tap_texts.clear()
+            texts = self._build_tap_texts(listed)
+            self._tap_texts[listed] = texts
+        return texts
+
+    def _build_tap_texts(self, listed: tuple[UIElement, ...]) -> dict[tuple[float, float], str]:
+        """:meth:`tap_texts` for ``listed``: a name where it names the element (non-empty, at
+        most ``MAX_NAME_WORDS`` words, read by no element listed before it), else the index."""
+        texts: dict[tuple[float, float], str] = {}
+        names_before: set[str] = set()
+        for index, element in enumerate(listed):
+            name = _collapsed(element.text)
+            unique = name not in names_before
+            names_before.add(name)
+            point = Action.tap(*tap_point(element)).touch_yx
+            if point in texts:
+                continue
+            nameable = self.form == "name" and name and len(name.split()) <= MAX_NAME_WORDS
+            texts[point] = (
+                self.name_text(name) if nameable and unique else self.reference_text(index)
+            )
+        return texts
 
     def canonical_text(self, action: Action, observation: Observation) -> str | None:
         """The reference text of ``action`` on ``observation``, or ``None`` when it is no tap on
         the exact centre of a listed element (it then keeps its AitW text)."""
         if not action.is_tap:
             return None
-        listed = self.listed(observation)
-        for index, element in enumerate(listed):
-            if Action.tap(*tap_point(element)).touch_yx == action.touch_yx:
-                name = self._name_of(index, listed) if self.form == "name" else None
-                return self.reference_text(index) if name is None else self.name_text(name)
-        return None
+        return self.tap_texts(observation).get(action.touch_yx)
 
     def parse(self, text: str, observation: Observation) -> Action | None:
         """The tap that ``text`` names, an ``INVALID`` action for a malformed reference, or

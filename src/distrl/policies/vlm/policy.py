@@ -349,19 +349,27 @@ class VLMPolicy(Policy):
             for obs in observations
         ]
 
-    def score_actions(
+    def _scored_chunks(
         self, observations: Sequence[Observation], actions: Sequence[Action]
-    ) -> ActionScores:
+    ) -> Iterator[tuple[Sequence[Observation], SequenceScores]]:
+        """Teacher-forced scores in chunks of at most ``max_batch_size`` rows, each with its
+        observations (what a critic reads)."""
         check_one_action_each(len(observations), len(actions))
         if not observations:
             raise ValueError("score_actions needs at least one observation")
         size = self.config.max_batch_size
-        logprobs, entropies, values = [], [], []
         for obs_chunk, action_chunk in zip(
             _chunks(observations, size), _chunks(actions, size), strict=True
         ):
             with self._threads():
                 scores = self._score(obs_chunk, action_chunk)
+            yield obs_chunk, scores
+
+    def score_actions(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> ActionScores:
+        logprobs, entropies, values = [], [], []
+        for obs_chunk, scores in self._scored_chunks(observations, actions):
             logprobs.append(scores.logprobs)
             entropies.append(scores.entropies)
             if self._pooled_critic:
@@ -375,6 +383,14 @@ class VLMPolicy(Policy):
             values=torch.cat(values).float(),
             representable=torch.ones(len(actions), dtype=torch.bool, device=self.device),
         )
+
+    def action_logprobs(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`score_actions`' log-probs without the critic (cloning trains no value)."""
+        logprobs = [scores.logprobs for _, scores in self._scored_chunks(observations, actions)]
+        representable = torch.ones(len(actions), dtype=torch.bool, device=self.device)
+        return torch.cat(logprobs).float(), representable
 
     def _features(self, observations: Sequence[Observation]) -> torch.Tensor:
         observations, _ = self._seen(observations)
