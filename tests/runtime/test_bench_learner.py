@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from distrl.algos.step_window import cut_windows
-from distrl.bench.learner_bench import _play, bench_learner
+from distrl.bench.learner_bench import _play, _time_cloning, bench_learner
 from distrl.cli.main import main
 from distrl.config.schema import RunConfig
 from distrl.runtime.components import build_algorithm, build_policy
@@ -18,6 +18,7 @@ def test_bench_learner_figures_agree_with_direct_counts() -> None:
     # A bound tighter than the updates timed: the bench's data never refreshes, so drawing it at
     # the learner's version would leave nothing drawable after the first updates.
     cfg.train.max_staleness = 1
+    cfg.train.demo_noise = 0.0  # every demonstration succeeds: there is something to clone
     bench = bench_learner(cfg, episodes=4, seconds=0.2, updates=3)
     summary = bench.summary()
     # Windows per episode: what cutting the same episodes gives directly.
@@ -33,6 +34,14 @@ def test_bench_learner_figures_agree_with_direct_counts() -> None:
     assert summary["replay_insert_windows_per_s"] > 0
     assert summary["replay_sample_update_batches_per_s"] > 0
     assert summary["parameters"] == summary["trainable_parameters"] > 0
+    # Nothing to clone, no figure: only failed episodes.
+    failed = [t for t in trajectories if not t.success]
+    assert _time_cloning(cfg, build_policy(cfg), failed, steps=1) is None
+    # The warm start's estimate is the timed cloning step times train.bc_steps.
+    assert summary["cloning_ms_per_step"] > 0
+    assert summary["cloning_s_for_bc_steps"] == pytest.approx(
+        summary["cloning_ms_per_step"] * cfg.train.bc_steps / 1000, rel=0.01, abs=0.1
+    )
 
 
 def test_bench_learner_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,10 @@ Figures, each measured on real data (episodes the policy itself played on PhoneS
   per second (the replay's cost per learner update);
 - update step time: one A-RIDE gradient step on a batch (forward, backward, clip, Adam);
 - weight publish latency: from the learner's ``ray.put`` of its weights to a Ray actor in another
-  process having loaded them (what a worker waits for a new version), and the bytes published.
+  process having loaded them (what a worker waits for a new version), and the bytes published;
+- cloning step time: one behaviour-cloning step of the warm start (``train.bc_batch_size`` steps
+  of noisy-oracle demonstrations, with the run's rewordings), and what ``train.bc_steps`` of them
+  take: most of a VLM run's warm start, which comes out of its online minutes.
 
 Together they say which part bounds the learner: with the small policy the replay is far faster
 than the update, so more workers buy throughput until the update rate is the limit.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import copy
 import resource
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +31,7 @@ import numpy as np
 import ray
 import torch
 
+from distrl.algos.bc import behaviour_clone
 from distrl.config.schema import RunConfig
 from distrl.core.seeds import Stream, derive_rng, derive_seed
 from distrl.core.trajectory import Trajectory
@@ -35,8 +40,10 @@ from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_learner, build_policy, build_replay
 from distrl.runtime.distributed.session import ray_session
+from distrl.runtime.play import DEMOS_COMMAND, play
 from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.task_sampler import TaskSampler
+from distrl.runtime.warm_start import cloning_augments, demonstration_config
 from distrl.runtime.worker import Worker
 
 
@@ -54,6 +61,9 @@ class LearnerBench:
     update_ms: list[float] = field(default_factory=list)
     publish_ms: list[float] = field(default_factory=list)
     publish_bytes: int = 0
+    #: Milliseconds per cloning step (None: no demonstration succeeded, nothing to clone).
+    cloning_ms: float | None = None
+    cloning_steps: int = 0
     peak_rss_mib: float = 0.0
 
     def summary(self) -> dict[str, Any]:
@@ -77,6 +87,10 @@ class LearnerBench:
             else None,
             "publish_ms_median": median(self.publish_ms),
             "publish_bytes": self.publish_bytes,
+            "cloning_ms_per_step": None if self.cloning_ms is None else round(self.cloning_ms, 1),
+            "cloning_s_for_bc_steps": None
+            if self.cloning_ms is None
+            else round(self.cloning_ms * self.cloning_steps / 1000, 1),
             "peak_rss_mib": round(self.peak_rss_mib, 1),
         }
 
@@ -149,6 +163,51 @@ def _time_publishes(cfg: RunConfig, weights: dict[str, torch.Tensor], times: int
     return latencies
 
 
+def _demonstrations(cfg: RunConfig, policy: Policy, episodes: int) -> list[Trajectory]:
+    """``episodes`` noisy-oracle demonstrations, played as a run's warm start plays them (stored
+    in a folder deleted afterwards)."""
+    played = cfg.model_copy(deep=True)
+    played.train.warm_start_episodes = episodes  # a config without a warm start has 0
+    demo_cfg = demonstration_config(played)
+    demonstrations: list[Trajectory] = []
+    with tempfile.TemporaryDirectory() as root:
+        demo_cfg.run_root, demo_cfg.run_name = root, "demos"
+        play(
+            demo_cfg,
+            load_tasks(cfg, "train"),
+            on_episode=demonstrations.append,
+            command=DEMOS_COMMAND,
+            screenshots=reads_screenshots(policy),
+        )
+    return demonstrations
+
+
+def _time_cloning(
+    cfg: RunConfig, policy: Policy, demonstrations: list[Trajectory], steps: int
+) -> float | None:
+    """Milliseconds per cloning step of a copy of ``policy`` with the warm start's batch size,
+    rate, rewordings and torch threads (None when no demonstration succeeded)."""
+    if not any(t.success for t in demonstrations):
+        return None
+    clone = copy.deepcopy(policy)
+    settings: dict[str, Any] = {
+        "batch_size": cfg.train.bc_batch_size,
+        "lr": cfg.train.bc_lr,
+        "seed": cfg.seed,
+        "augment": cloning_augments(cfg, demonstrations),
+    }
+    threads = torch.get_num_threads()
+    if cfg.train.torch_threads is not None:  # as a training run clones
+        torch.set_num_threads(cfg.train.torch_threads)
+    try:
+        behaviour_clone(clone, demonstrations, steps=2, **settings)  # Adam's state, the caches
+        started = time.perf_counter()
+        behaviour_clone(clone, demonstrations, steps=steps, **settings)
+        return (time.perf_counter() - started) * 1000 / steps
+    finally:
+        torch.set_num_threads(threads)
+
+
 def bench_learner(
     cfg: RunConfig, episodes: int = 32, seconds: float = 5.0, updates: int = 20
 ) -> LearnerBench:
@@ -185,5 +244,7 @@ def bench_learner(
     bench.publish_bytes = sum(t.numel() * t.element_size() for t in weights.values())
     with ray_session(cfg):  # local Ray on loopback, as a training run starts it
         bench.publish_ms = _time_publishes(cfg, weights, times=10)
+    bench.cloning_steps = cfg.train.bc_steps
+    bench.cloning_ms = _time_cloning(cfg, policy, _demonstrations(cfg, policy, episodes), updates)
     bench.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return bench
