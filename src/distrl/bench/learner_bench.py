@@ -25,6 +25,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,10 +41,9 @@ from distrl.envs.task_sets import load_tasks
 from distrl.policies.base import Policy, reads_screenshots
 from distrl.runtime.components import build_learner, build_policy, build_replay
 from distrl.runtime.distributed.session import ray_session
-from distrl.runtime.play import DEMOS_COMMAND, play
 from distrl.runtime.replay_service import ReplayService
 from distrl.runtime.task_sampler import TaskSampler
-from distrl.runtime.warm_start import cloning_augments, demonstration_config
+from distrl.runtime.warm_start import cloning_augments, collect_demonstrations
 from distrl.runtime.worker import Worker
 
 
@@ -168,18 +168,10 @@ def _demonstrations(cfg: RunConfig, policy: Policy, episodes: int) -> list[Traje
     in a folder deleted afterwards)."""
     played = cfg.model_copy(deep=True)
     played.train.warm_start_episodes = episodes  # a config without a warm start has 0
-    demo_cfg = demonstration_config(played)
-    demonstrations: list[Trajectory] = []
     with tempfile.TemporaryDirectory() as root:
-        demo_cfg.run_root, demo_cfg.run_name = root, "demos"
-        play(
-            demo_cfg,
-            load_tasks(cfg, "train"),
-            on_episode=demonstrations.append,
-            command=DEMOS_COMMAND,
-            screenshots=reads_screenshots(policy),
+        return collect_demonstrations(
+            played, load_tasks(cfg, "train"), Path(root), reads_screenshots(policy)
         )
-    return demonstrations
 
 
 def _time_cloning(

@@ -57,6 +57,24 @@ def load_demonstrations(folder: Path) -> list[Trajectory]:
     return demonstrations
 
 
+def collect_demonstrations(
+    cfg: RunConfig, tasks: list[Task], run_dir: Path, screenshots: bool
+) -> list[Trajectory]:
+    """``train.warm_start_episodes`` noisy-oracle demonstrations of ``tasks``, stored under
+    ``run_dir/demos`` like any play run (``screenshots``: whether the policy reads them)."""
+    demo_cfg = demonstration_config(cfg)
+    demo_cfg.run_root, demo_cfg.run_name = str(run_dir), DEMOS_FOLDER
+    demonstrations: list[Trajectory] = []
+    play(
+        demo_cfg,
+        tasks,
+        on_episode=demonstrations.append,
+        command=DEMOS_COMMAND,
+        screenshots=screenshots,
+    )
+    return demonstrations
+
+
 def warm_start(
     policy: Policy,
     cfg: RunConfig,
@@ -70,16 +88,8 @@ def warm_start(
     Uses ``demonstrations`` when given, else collects them now and stores them under
     ``run_dir/demos`` like any play run; cloning uses them in memory."""
     if demonstrations is None:
-        demo_cfg = demonstration_config(cfg)
-        demo_cfg.run_root, demo_cfg.run_name = str(run_dir), DEMOS_FOLDER
-        demonstrations = []
-        play(
-            demo_cfg,
-            tasks,
-            on_episode=demonstrations.append,
-            command=DEMOS_COMMAND,
-            screenshots=reads_screenshots(policy),  # 400 demos of screens were 2.1 GB
-        )
+        # Screenshots only for a policy that reads them: 400 demos of screens were 2.1 GB.
+        demonstrations = collect_demonstrations(cfg, tasks, run_dir, reads_screenshots(policy))
     augments = cloning_augments(cfg, demonstrations)
     losses = behaviour_clone(
         policy,
