@@ -14,12 +14,18 @@ set separately, by ``DISTRL_HYPOTHESIS_EXAMPLES`` (see ``tests/core/test_action.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+import torch
 from hypothesis import settings
 
 import distrl
+
+if TYPE_CHECKING:
+    from distrl.policies.vlm import VLMPolicy
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, database=None, print_blob=True)
@@ -46,3 +52,30 @@ def child_env() -> dict[str, str]:
     on its path (the venv may hold another checkout installed editable)."""
     src = str(Path(distrl.__file__).resolve().parents[1])
     return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+
+
+def _element_name_vlm(**settings: bool) -> VLMPolicy:
+    """A tiny VLM that reads the element list, taps by name and decodes admissible actions
+    only, its tokenizer trained on the built-in suites' train instructions; ``settings`` add
+    further switches (name_placeholders, text_placeholders, mask_unseen_words, ...). Imported
+    here on demand: transformers loads only for the tests that build one."""
+    from distrl.config.schema import VLMPolicyConfig
+    from distrl.envs.phonesim.tasks.suites import suite_instructions
+    from distrl.policies.vlm import VLMPolicy
+
+    torch.set_num_threads(1)
+    config = VLMPolicyConfig(
+        tiny=True,
+        element_list=True,
+        element_reference="name",
+        admissible_actions=True,
+        max_new_tokens=24,
+        **settings,
+    )
+    return VLMPolicy(config, suite_instructions())
+
+
+@pytest.fixture(scope="session")
+def element_name_vlm() -> Callable[..., VLMPolicy]:
+    """:func:`_element_name_vlm`, for tests that choose the VLM's further switches."""
+    return _element_name_vlm

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pytest
 import torch
@@ -15,9 +14,6 @@ from distrl.core.task import Task
 from distrl.envs.phonesim.env import PhoneSimEnv
 from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.small import SmallPolicy, SmallPolicyConfig
-
-if TYPE_CHECKING:
-    from distrl.policies.vlm import VLMPolicy
 
 
 @dataclass
@@ -115,30 +111,3 @@ def observations() -> list[Observation]:
         out.append(env.reset(task))
         out.append(env.step(Action.press_home())[0])
     return out
-
-
-def _element_name_vlm(**settings: bool) -> VLMPolicy:
-    """A tiny VLM that reads the element list, taps by name and decodes admissible actions
-    only, its tokenizer trained on the built-in suites' train instructions; ``settings`` add
-    further switches (name_placeholders, text_placeholders, mask_unseen_words, ...). Imported
-    here on demand: transformers loads only for the tests that build one."""
-    from distrl.config.schema import VLMPolicyConfig
-    from distrl.envs.phonesim.tasks.suites import suite_instructions
-    from distrl.policies.vlm import VLMPolicy
-
-    torch.set_num_threads(1)
-    config = VLMPolicyConfig(
-        tiny=True,
-        element_list=True,
-        element_reference="name",
-        admissible_actions=True,
-        max_new_tokens=24,
-        **settings,
-    )
-    return VLMPolicy(config, suite_instructions())
-
-
-@pytest.fixture(scope="session")
-def element_name_vlm() -> Callable[..., VLMPolicy]:
-    """:func:`_element_name_vlm`, for tests that choose the VLM's further switches."""
-    return _element_name_vlm

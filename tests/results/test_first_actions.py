@@ -8,14 +8,11 @@ from collections.abc import Callable
 from types import ModuleType
 
 import pytest
-import torch
 
-from distrl.config.schema import VLMPolicyConfig
 from distrl.core.action import Action
 from distrl.core.observation import NO_SCREENSHOT, Observation, UIElement
 from distrl.core.task import Task
 from distrl.core.trajectory import Step, Trajectory
-from distrl.envs.phonesim.tasks.suites import suite_instructions
 from distrl.policies.vlm import VLMPolicy
 
 HOME = (
@@ -27,16 +24,8 @@ MESSAGES, NOTES = Action.tap(0.25, 0.25), Action.tap(0.25, 0.75)
 
 
 @pytest.fixture(scope="module")
-def policy() -> VLMPolicy:
-    torch.set_num_threads(1)
-    config = VLMPolicyConfig(
-        tiny=True,
-        element_list=True,
-        element_reference="name",
-        name_placeholders=True,
-        text_placeholders=True,
-    )
-    return VLMPolicy(config, suite_instructions())
+def policy(element_name_vlm: Callable[..., VLMPolicy]) -> VLMPolicy:
+    return element_name_vlm(name_placeholders=True, text_placeholders=True)
 
 
 def _episode(template: str, instruction: str, first: Action, success: bool) -> Trajectory:
