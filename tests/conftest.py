@@ -54,7 +54,7 @@ def child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
 
 
-def _element_name_vlm(**settings: bool) -> VLMPolicy:
+def _element_name_vlm(**settings: bool | int) -> VLMPolicy:
     """A tiny VLM that reads the element list, taps by name and decodes admissible actions
     only, its tokenizer trained on the built-in suites' train instructions; ``settings`` add
     further switches (name_placeholders, text_placeholders, mask_unseen_words, ...). Imported

@@ -1115,6 +1115,15 @@ class VLMPolicyConfig(ConfigSection):
     tiny_layers: int = Field(
         default=2, ge=1, le=64, description="Decoder layers of the tiny model's language model."
     )
+    tiny_subword_buckets: int = Field(
+        default=0,
+        ge=0,
+        le=1_000_000,
+        description="Character n-gram buckets of the tiny model's token vectors (0: off): a "
+        "word's vector adds the mean of its 3-5 letter n-grams' vectors, so 'note', 'notes' and "
+        "'Notes' share most of theirs (fastText's subword vectors; policy/vlm/subwords.py). "
+        "Costs buckets x tiny_width parameters.",
+    )
     lora: bool = Field(default=True, description="Train LoRA adapters (off: train every weight).")
     lora_r: int = Field(default=8, ge=1, le=1024, description="LoRA rank.")
     lora_alpha: float = Field(

@@ -110,6 +110,7 @@ def load_backbone(
             action_forms,
             width=config.tiny_width,
             layers=config.tiny_layers,
+            subword_buckets=config.tiny_subword_buckets,
         )
         model = model.to(dtype)
     elif config.path is not None:

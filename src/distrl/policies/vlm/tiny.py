@@ -44,6 +44,7 @@ from transformers import (
 )
 
 from distrl.core.action import Action, format_action
+from distrl.policies.vlm.subwords import add_subword_vectors
 
 try:  # transformers >= 5 names the torchvision-free image processor explicitly
     from transformers import Idefics3ImageProcessorPil as _ImageProcessor
@@ -231,13 +232,15 @@ def build_tiny_vlm(
     *,
     width: int = TINY_WIDTH,
     layers: int = TINY_LAYERS,
+    subword_buckets: int = 0,
 ) -> tuple[Idefics3ForConditionalGeneration, Idefics3Processor]:
     """The tiny Idefics3-architecture model (random weights from ``seed``) and its processor,
     whose tokenizer is trained on ``texts`` and ``action_forms`` (see :func:`tiny_tokenizer`).
 
     ``width`` and ``layers`` size the language model (4 attention heads, 2 key-value heads, an
     MLP twice as wide); the vision encoder stays as small as it is, since the element list, not
-    the pixels, carries what the policy reads."""
+    the pixels, carries what the policy reads. ``subword_buckets`` > 0 adds character n-gram
+    vectors to the token vectors (:mod:`.subwords`)."""
     if width % (2 * _HEADS) or width <= 0 or layers <= 0:
         raise ValueError(
             f"a tiny model needs a width that is a positive multiple of {2 * _HEADS} (got "
@@ -289,5 +292,11 @@ def build_tiny_vlm(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Idefics3ForConditionalGeneration(config)
+        if subword_buckets:
+            texts_by_id = [
+                tokenizer.convert_tokens_to_string([token])
+                for token in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+            ]
+            add_subword_vectors(model, texts_by_id, subword_buckets)
     model.generation_config = GenerationConfig(**ids)
     return model.eval(), processor
