@@ -41,6 +41,14 @@ def test_table_is_own_vector_plus_mean_of_ngram_vectors() -> None:
         assert torch.allclose(table[row], words.weight[row] + grams, atol=1e-6)
     ids = torch.tensor([[2, 0, 1]])
     assert torch.allclose(embedding(ids), table[ids])
+    # Without gradients the table is kept, and rebuilt once either part changes in place.
+    with torch.no_grad():
+        kept = embedding.weight
+        assert embedding.weight is kept
+        embedding.ngrams.weight.add_(1.0)
+        assert torch.allclose(embedding.weight[0], kept[0] + 1.0, atol=1e-6)
+        words.weight.mul_(0.0)
+        assert torch.allclose(embedding.weight[1], torch.zeros(4))  # Name1: its own vector
 
 
 def _observations(count: int) -> list[Observation]:

@@ -88,6 +88,7 @@ class SubwordEmbedding(nn.Module):
         # Rebuilt from the tokenizer in every process: not part of the weights.
         self.register_buffer("_indices", torch.tensor(indices, dtype=torch.long), persistent=False)
         self.register_buffer("_offsets", torch.tensor(offsets, dtype=torch.long), persistent=False)
+        self._cached: tuple[tuple[int, ...], torch.Tensor] | None = None
 
     @property
     def num_embeddings(self) -> int:
@@ -100,11 +101,27 @@ class SubwordEmbedding(nn.Module):
     @property
     def weight(self) -> torch.Tensor:
         """The effective table (vocabulary x width): own vectors plus n-gram means (a token
-        without n-grams adds zeros)."""
-        grams = F.embedding_bag(self._indices, self.ngrams.weight, self._offsets, mode="mean").to(
-            self.words.weight.dtype
+        without n-grams adds zeros).
+
+        Without gradients (acting, evaluation) the table is kept until either part changes:
+        generation reads it twice for every token it writes. A change is seen by the tensors'
+        version counters, which every in-place write (an optimiser step, loading weights)
+        advances."""
+        if torch.is_grad_enabled():
+            return self._table()
+        key = (
+            self.words.weight._version,
+            self.ngrams.weight._version,
+            self.words.weight.data_ptr(),
+            self.ngrams.weight.data_ptr(),
         )
-        return self.words.weight + grams
+        if self._cached is None or self._cached[0] != key:
+            self._cached = (key, self._table())
+        return self._cached[1]
+
+    def _table(self) -> torch.Tensor:
+        grams = F.embedding_bag(self._indices, self.ngrams.weight, self._offsets, mode="mean")
+        return self.words.weight + grams.to(self.words.weight.dtype)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return F.embedding(input_ids, self.weight, self.words.padding_idx)
