@@ -12,8 +12,6 @@ import torch.nn.functional as F
 
 from distrl.core.action import Action
 from distrl.core.observation import Observation
-from distrl.envs.phonesim.env import PhoneSimEnv
-from distrl.envs.phonesim.tasks.suites import load_suite
 from distrl.policies.base import load_policy
 from distrl.policies.vlm import VLMPolicy
 from distrl.policies.vlm.subwords import SubwordEmbedding, _bucket, word_ngrams
@@ -51,13 +49,10 @@ def test_table_is_own_vector_plus_mean_of_ngram_vectors() -> None:
         assert torch.allclose(embedding.weight[1], torch.zeros(4))  # Name1: its own vector
 
 
-def _observations(count: int) -> list[Observation]:
-    """The first screens of ``count`` general train tasks."""
-    return [PhoneSimEnv(seed=0).reset(task) for task in load_suite("general", "train")[:count]]
-
-
 def test_tiny_vlm_reads_and_writes_through_one_table(
-    element_name_vlm: Callable[..., VLMPolicy], tmp_path: Path
+    element_name_vlm: Callable[..., VLMPolicy],
+    observations: list[Observation],
+    tmp_path: Path,
 ) -> None:
     policy = element_name_vlm(tiny_subword_buckets=64, name_placeholders=True, lora=False)
     model = policy.model
@@ -72,8 +67,7 @@ def test_tiny_vlm_reads_and_writes_through_one_table(
     assert len(ngrams) == 1 and state[ngrams[0]].shape == (64, embedding.embedding_dim)
 
     # The n-gram vectors learn: a scored action's loss reaches them.
-    observations = _observations(2)
-    actions = [Action.press_back(), Action.press_home()]
+    actions = [Action.press_back(), Action.press_home()] * (len(observations) // 2)
     policy.score_actions(observations, actions).logprobs.sum().backward()
     assert embedding.ngrams.weight.grad is not None and embedding.ngrams.weight.grad.abs().sum() > 0
     policy.zero_grad()
