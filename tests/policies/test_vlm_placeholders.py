@@ -242,3 +242,111 @@ def test_text_placeholders_need_name_placeholders() -> None:
                 "policy.vlm.text_placeholders=true",
             ],
         )
+
+
+@pytest.mark.parametrize(
+    ("instruction", "names", "texts", "sites", "seen"),
+    [
+        ("Take me to espn.com", (), (), ("espn.com",), "Take me to Site1"),
+        (
+            "Open the website espn.com in Chrome",
+            ("Chrome",),
+            (),
+            ("espn.com",),
+            "Open the website Site1 in Name1",
+        ),
+        ("Visit maps.com, then yelp.com.", (), (), ("maps.com", "yelp.com"), None),
+        # An address inside a dictated text is part of the text; a quoted address is a text.
+        ("Text Kai: check maps.com now", ("Kai",), ("check maps.com now",), (), None),
+        ('Go to "espn.com"', (), ("espn.com",), (), 'Go to "Text1"'),
+        ("Turn on Wi-Fi", ("Wi-Fi",), (), (), "Turn on Name1"),
+    ],
+)
+def test_web_addresses_become_site_placeholders(
+    instruction: str,
+    names: tuple[str, ...],
+    texts: tuple[str, ...],
+    sites: tuple[str, ...],
+    seen: str | None,
+) -> None:
+    placeholders = Placeholders.of(instruction, texts=True, sites=True)
+    assert (placeholders.names, placeholders.texts, placeholders.sites) == (names, texts, sites)
+    if seen is not None:
+        assert placeholders.hide(instruction) == seen
+    # Without sites=True addresses stay as written.
+    assert Placeholders.of(instruction, texts=True).sites == ()
+
+
+def test_addresses_are_hidden_on_screen_and_in_history_and_typed_back() -> None:
+    browser = Observation(
+        NO_SCREENSHOT,
+        "Open the website espn.com in Chrome",
+        (
+            UIElement("https://espn.com/scores", (0.0, 0.0, 1.0, 0.1), True, "url", kind="input"),
+            UIElement("espn.community", (0.0, 0.2, 1.0, 0.3), True, "link", kind="item"),
+        ),
+        previous_actions=(Action.type_text("espn.com"),),
+    )
+    placeholders = Placeholders.of(browser.instruction, sites=True)
+    seen = placeholders.observation(browser)
+    assert seen.instruction == "Open the website Site1 in Name1"
+    # Whole words only: another address that starts the same is left alone.
+    assert [e.text for e in seen.elements] == ["https://Site1/scores", "espn.community"]
+    assert [a.text for a in seen.previous_actions] == ["Site1"]
+    assert placeholders.shown_action(Action.type_text("Site1")) == Action.type_text("espn.com")
+    assert placeholders.show("Site1 or Name1") == "espn.com or Chrome"
+
+
+def test_the_policy_types_addresses_as_it_scores_them() -> None:
+    """With site placeholders the model reads and writes Site1 (one token), the device gets the
+    address, and act and score_actions agree on the device's actions."""
+    torch.set_num_threads(1)
+    policy = VLMPolicy(
+        VLMPolicyConfig(
+            tiny=True,
+            element_list=True,
+            element_reference="name",
+            admissible_actions=True,
+            name_placeholders=True,
+            text_placeholders=True,
+            site_placeholders=True,
+            max_new_tokens=24,
+        ),
+        suite_instructions(),
+    )
+    bar = Observation(
+        NO_SCREENSHOT,
+        "Take me to espn.com",
+        (UIElement("Search or type URL", (0.0, 0.0, 1.0, 0.1), True, "url", kind="input"),),
+    )
+    (seen,), _ = policy._seen([bar])
+    assert seen.instruction == "Take me to Site1"
+    assert Action.type_text("Site1") in admissible_actions(seen, 8)
+    observations = [bar] * 32
+    out = policy.act(observations, generator=torch.Generator().manual_seed(0))
+    typed = [a.text for a in out.actions if a.action_type is ActionType.TYPE]
+    assert typed and any("espn.com" in t for t in typed)
+    assert not any("Site1" in t for t in typed)
+    scores = policy.score_actions(observations, out.actions)
+    assert torch.allclose(out.logprobs, scores.logprobs.detach(), atol=1e-4, rtol=0)
+    both = policy.score_actions(
+        [bar, bar], [Action.type_text("espn.com"), Action.type_text("Site1")]
+    )
+    assert both.logprobs[0] == both.logprobs[1]
+    tokenizer = policy.prompts.tokenizer
+    for text in ("Site1", " Site1"):
+        pieces = [tokenizer.decode([i]) for i in tokenizer.encode(text, add_special_tokens=False)]
+        assert "Site1" in [piece.strip() for piece in pieces]
+
+
+def test_site_placeholders_need_name_placeholders() -> None:
+    with pytest.raises(ConfigError, match="site_placeholders=true needs"):
+        load_config(
+            None,
+            [
+                "policy.kind=vlm",
+                "policy.vlm.tiny=true",
+                "policy.vlm.element_list=true",
+                "policy.vlm.site_placeholders=true",
+            ],
+        )

@@ -45,7 +45,9 @@ def written(policy: VLMPolicy, observation: Observation, action: Action) -> str:
     reference where it taps one."""
     cfg = policy.config
     if cfg.name_placeholders:
-        names = Placeholders.of(observation.instruction, cfg.text_placeholders)
+        names = Placeholders.of(
+            observation.instruction, cfg.text_placeholders, cfg.site_placeholders
+        )
         observation, action = names.observation(observation), names.hidden_action(action)
     return policy.prompts.action_text(action, observation).removeprefix(_PREFIX)
 

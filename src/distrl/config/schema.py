@@ -1199,6 +1199,12 @@ class VLMPolicyConfig(ConfigSection):
         "Text2, ... the same way, so a held-out note or message is typed as the same Text1 as "
         "every train one (docs/design.md §5).",
     )
+    site_placeholders: bool = Field(
+        default=False,
+        description="With name_placeholders: the web addresses the instruction names "
+        '("maps.com") become Site1, Site2, ... the same way, so a held-out website is typed as '
+        "the same Site1 as every train one (docs/design.md §5).",
+    )
     mask_unseen_words: bool = Field(
         default=False,
         description="With tiny: every prose word of the instruction that no train instruction "
@@ -1282,6 +1288,11 @@ class VLMPolicyConfig(ConfigSection):
             raise ValueError(
                 "policy.vlm.text_placeholders=true needs policy.vlm.name_placeholders=true (texts "
                 "are hidden by the same placeholders, beside the names)"
+            )
+        if self.site_placeholders and not self.name_placeholders:
+            raise ValueError(
+                "policy.vlm.site_placeholders=true needs policy.vlm.name_placeholders=true (web "
+                "addresses are hidden by the same placeholders, beside the names)"
             )
         return self
 

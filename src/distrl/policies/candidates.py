@@ -26,6 +26,7 @@ __all__ = [
     "colon_tails",
     "extract_candidates",
     "quoted_spans",
+    "web_addresses",
 ]
 
 #: Enough for the longest PhoneSim instruction's spans; the tail (short n-grams) is cut first.
@@ -76,7 +77,7 @@ def extract_candidates(instruction: str, max_candidates: int = DEFAULT_MAX_CANDI
 
     add(quoted_spans(instruction))
     add(_times(instruction))
-    add(_domains(instruction))
+    add(web_addresses(instruction))
     add(_numbers(instruction))
     add(colon_tails(instruction))
     add(_clause_spans(instruction))
@@ -107,7 +108,8 @@ def _times(text: str) -> list[str]:
     return out
 
 
-def _domains(text: str) -> list[str]:
+def web_addresses(text: str) -> list[str]:
+    """The web addresses ``text`` names ("maps.com", "https://ebay.com/deals"), in order."""
     return [match.group(1).rstrip(".") for match in _DOMAIN_RE.finditer(text)]
 
 

@@ -28,6 +28,15 @@ note does. A dictated text is a quoted span, or what follows a colon when it hol
 none of the instruction's names ("Create a new contact: Olivia Baker, 555-0100" lists fields to
 fill, not one text): :func:`dictated_texts`.
 
+Web addresses (``policy.vlm.site_placeholders``) go the same way, as Site1, ...: the test
+tasks open websites no train task does, and a held-out address is a word the tiny model has
+never typed. A run's final policy opened Chrome on 16 of 28 greedy test ``open_website``
+episodes and then typed no held-out address right (0 successes, against 43 of 45 train
+episodes solved; docs/results.md, "Web addresses as placeholders"). With the address hidden,
+"Take me to Site1" asks to type the same Site1 as every train task, and the word itself says
+that a website is meant. An address is what :func:`~distrl.policies.candidates.web_addresses`
+finds; one seen only inside a dictated text is part of that text.
+
 >>> names = Placeholders.of("Call Olivia Baker, then text Kai")
 >>> names.names
 ('Olivia Baker', 'Kai')
@@ -37,6 +46,8 @@ fill, not one text): :func:`dictated_texts`.
 'Kai: see you'
 >>> Placeholders.of('Tell Kai "call Jo" or Kai: see you', texts=True).hide("Kai: call Jo")
 'Name1: Text1'
+>>> Placeholders.of("Take Kai to maps.com", sites=True).hide("https://maps.com/ for Kai")
+'https://Site1/ for Name1'
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ from functools import lru_cache
 
 from distrl.core.action import Action, ActionType
 from distrl.core.observation import Observation
-from distrl.policies.candidates import colon_tails, quoted_spans
+from distrl.policies.candidates import colon_tails, quoted_spans, web_addresses
 from distrl.policies.features import instruction_names
 
 __all__ = ["MAX_PLACEHOLDERS", "Placeholders", "dictated_texts", "placeholder_words"]
@@ -57,10 +68,10 @@ __all__ = ["MAX_PLACEHOLDERS", "Placeholders", "dictated_texts", "placeholder_wo
 MAX_PLACEHOLDERS = 9
 
 
-def placeholder_words(texts: bool = False) -> list[str]:
+def placeholder_words(texts: bool = False, sites: bool = False) -> list[str]:
     """Every placeholder word (what a tiny model's tokenizer should keep whole): Name1, ...,
-    and with ``texts`` Text1, ... too."""
-    kinds = ("Name", "Text") if texts else ("Name",)
+    with ``texts`` Text1, ... and with ``sites`` Site1, ... too."""
+    kinds = ("Name", *(("Text",) if texts else ()), *(("Site",) if sites else ()))
     return [f"{kind}{number}" for kind in kinds for number in range(1, MAX_PLACEHOLDERS + 1)]
 
 
@@ -88,35 +99,47 @@ def _whole_words(texts: tuple[str, ...]) -> re.Pattern[str] | None:
 
 @dataclass(frozen=True)
 class Placeholders:
-    """The instruction's names and dictated texts, and the placeholder each is shown as
-    (``names[i]`` is ``Name{i+1}``, ``texts[i]`` is ``Text{i+1}``)."""
+    """The instruction's names, dictated texts and web addresses, and the placeholder each is
+    shown as (``names[i]`` is ``Name{i+1}``, ``texts[i]`` is ``Text{i+1}``, ``sites[i]`` is
+    ``Site{i+1}``)."""
 
     names: tuple[str, ...]
     texts: tuple[str, ...] = ()
+    sites: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, instruction: str, texts: bool = False) -> Placeholders:
-        """The placeholders of ``instruction``: its names and, with ``texts``, the texts it
-        dictates (:func:`dictated_texts`); a name only seen inside a dictated text is part of
-        that text, not a name of its own."""
+    def of(cls, instruction: str, texts: bool = False, sites: bool = False) -> Placeholders:
+        """The placeholders of ``instruction``: its names, with ``texts`` the texts it dictates
+        (:func:`dictated_texts`) and with ``sites`` the web addresses it names. A name or an
+        address only seen inside a dictated text (a name only inside an address) is part of
+        that text (address), not one of its own."""
         names = instruction_names(instruction)
         dictated = tuple(dictated_texts(instruction, names)[:MAX_PLACEHOLDERS]) if texts else ()
+        outside = instruction
         pattern = _whole_words(dictated)
         if pattern is not None:
-            outside = pattern.sub(" ", instruction)
+            outside = pattern.sub(" ", outside)
+        addresses = tuple(dict.fromkeys(web_addresses(outside)))[:MAX_PLACEHOLDERS] if sites else ()
+        pattern = _whole_words(addresses)
+        if pattern is not None:
+            outside = pattern.sub(" ", outside)
+        if outside != instruction:
             names = tuple(n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", outside))
-        return cls(names[:MAX_PLACEHOLDERS], dictated)
+        return cls(names[:MAX_PLACEHOLDERS], dictated, addresses)
 
     @property
     def _by_value(self) -> dict[str, str]:
-        """Each name and text -> its placeholder (a text wins over a name written the same)."""
+        """Each name, address and text -> its placeholder (a text wins over a name or an
+        address written the same, an address over a name)."""
         shown = {name: f"Name{i}" for i, name in enumerate(self.names, 1)}
+        shown.update({site: f"Site{i}" for i, site in enumerate(self.sites, 1)})
         shown.update({text: f"Text{i}" for i, text in enumerate(self.texts, 1)})
         return shown
 
     def hide(self, text: str) -> str:
-        """``text`` with every whole-word occurrence of a name or a dictated text replaced by
-        its placeholder (the longest first, so a text holding a name stays one text)."""
+        """``text`` with every whole-word occurrence of a name, an address or a dictated text
+        replaced by its placeholder (the longest first, so a text holding a name stays one
+        text)."""
         by_value = self._by_value
         pattern = _whole_words(tuple(by_value))
         if pattern is None:
@@ -124,7 +147,8 @@ class Placeholders:
         return pattern.sub(lambda match: by_value[match.group()], text)
 
     def show(self, text: str) -> str:
-        """``text`` with every placeholder replaced by the name or text it stands for."""
+        """``text`` with every placeholder replaced by the name, address or text it stands
+        for."""
         by_placeholder = {shown: value for value, shown in self._by_value.items()}
         pattern = _whole_words(tuple(by_placeholder))
         if pattern is None:
@@ -132,10 +156,10 @@ class Placeholders:
         return pattern.sub(lambda match: by_placeholder[match.group()], text)
 
     def observation(self, observation: Observation) -> Observation:
-        """``observation`` as the model sees it: names and texts hidden in the instruction, in
-        every element's text and in the previous actions' typed texts (geometry, state and
-        screenshot unchanged)."""
-        if not self.names and not self.texts:
+        """``observation`` as the model sees it: names, addresses and texts hidden in the
+        instruction, in every element's text and in the previous actions' typed texts
+        (geometry, state and screenshot unchanged)."""
+        if not self.names and not self.texts and not self.sites:
             return observation
         elements = tuple(
             dataclasses.replace(element, text=self.hide(element.text))

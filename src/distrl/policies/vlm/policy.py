@@ -127,13 +127,13 @@ class VLMPolicy(Policy):
         if cfg.name_placeholders:  # with and without a space before: one token in prose too
             action_forms += [
                 f"{space}{word}"
-                for word in placeholder_words(cfg.text_placeholders)
+                for word in placeholder_words(cfg.text_placeholders, cfg.site_placeholders)
                 for space in ("", " ")
             ]
         base, processor = load_backbone(cfg, device, self.tokenizer_texts, action_forms)
         #: Masks the instruction words the tokenizer was not trained on (None: off).
         self.unseen_words = (
-            UnseenWords(self.tokenizer_texts, placeholder_words(texts=True))
+            UnseenWords(self.tokenizer_texts, placeholder_words(texts=True, sites=True))
             if cfg.mask_unseen_words
             else None
         )
@@ -213,14 +213,14 @@ class VLMPolicy(Policy):
         self, observations: Sequence[Observation]
     ) -> tuple[Sequence[Observation], list[Placeholders] | None]:
         """The observations as the model reads them and, with ``name_placeholders``, each one's
-        names and dictated texts (:mod:`.placeholders`; None: the model reads them as they are).
-        With ``mask_unseen_words`` the instruction's unseen words are then masked
-        (:mod:`distrl.policies.unseen_words`; placeholders first, so a held-out name is a
-        Name1, not an unknown word)."""
+        names, dictated texts and web addresses (:mod:`.placeholders`; None: the model reads
+        them as they are). With ``mask_unseen_words`` the instruction's unseen words are then
+        masked (:mod:`distrl.policies.unseen_words`; placeholders first, so a held-out name is
+        a Name1, not an unknown word)."""
         names = None
         if self.config.name_placeholders:
-            texts = self.config.text_placeholders
-            names = [Placeholders.of(obs.instruction, texts) for obs in observations]
+            texts, sites = self.config.text_placeholders, self.config.site_placeholders
+            names = [Placeholders.of(obs.instruction, texts, sites) for obs in observations]
             observations = [n.observation(o) for n, o in zip(names, observations, strict=True)]
         if self.unseen_words is not None:
             observations = [self.unseen_words.observation(obs) for obs in observations]
