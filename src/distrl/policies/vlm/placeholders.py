@@ -30,9 +30,9 @@ fill, not one text): :func:`dictated_texts`.
 
 Web addresses (``policy.vlm.site_placeholders``) go the same way, as Site1, ...: the test
 tasks open websites no train task does, and a held-out address is a word the tiny model has
-never typed. A run's final policy opened Chrome on 16 of 28 greedy test ``open_website``
-episodes and then typed no held-out address right (0 successes, against 43 of 45 train
-episodes solved; docs/results.md, "Web addresses as placeholders"). With the address hidden,
+never typed. A preset run's final policy opened Chrome on 16 of 28 greedy test
+``open_website`` episodes and then typed no held-out address right (0 solved; three other
+final policies solved 43 of 45 train episodes; docs/results.md). With the address hidden,
 "Take me to Site1" asks to type the same Site1 as every train task, and the word itself says
 that a website is meant. An address is what :func:`~distrl.policies.candidates.web_addresses`
 finds; one seen only inside a dictated text is part of that text.
