@@ -189,9 +189,37 @@ def test_typed_texts_and_previous_actions_are_hidden_and_typed_texts_put_back() 
     assert placeholders.show("Text1, Name1; Text2") == "see you at 5, Olivia Baker; Text2"
 
 
-def test_the_policy_types_dictated_texts_as_it_scores_them() -> None:
-    """With text placeholders the model reads and writes Text1 (one token) and the device gets
-    the text; act and score_actions agree on the device's actions."""
+@pytest.mark.parametrize(
+    ("switches", "instruction", "field", "value", "placeholder", "spellings"),
+    [
+        (
+            {"text_placeholders": True},
+            'Jot down "Refill prescription"',
+            "Note",
+            "Refill prescription",
+            "Text1",
+            ("Text1", ' "Text1"'),
+        ),
+        (
+            {"text_placeholders": True, "site_placeholders": True},
+            "Take me to espn.com",
+            "Search or type URL",
+            "espn.com",
+            "Site1",
+            ("Site1", " Site1"),
+        ),
+    ],
+)
+def test_the_policy_types_dictated_texts_and_addresses_as_it_scores_them(
+    switches: dict[str, bool],
+    instruction: str,
+    field: str,
+    value: str,
+    placeholder: str,
+    spellings: tuple[str, ...],
+) -> None:
+    """With text (site) placeholders the model reads and writes Text1 (Site1), one token, and
+    the device gets the text (address); act and score_actions agree on the device's actions."""
     torch.set_num_threads(1)
     policy = VLMPolicy(
         VLMPolicyConfig(
@@ -200,35 +228,35 @@ def test_the_policy_types_dictated_texts_as_it_scores_them() -> None:
             element_reference="name",
             admissible_actions=True,
             name_placeholders=True,
-            text_placeholders=True,
             max_new_tokens=24,
+            **switches,
         ),
         suite_instructions(),
     )
-    note = Observation(
+    screen = Observation(
         NO_SCREENSHOT,
-        'Jot down "Refill prescription"',
-        (UIElement("Note", (0.0, 0.2, 1.0, 0.3), True, "field", kind="input"),),
+        instruction,
+        (UIElement(field, (0.0, 0.2, 1.0, 0.3), True, "field", kind="input"),),
     )
-    observations = [note] * 48
+    observations = [screen] * 48
     out = policy.act(observations, generator=torch.Generator().manual_seed(0))
     typed = [a.text for a in out.actions if a.action_type is ActionType.TYPE]
-    assert typed and any("Refill prescription" in t for t in typed)
-    assert not any("Text1" in t for t in typed)
+    assert typed and any(value in t for t in typed)
+    assert not any(placeholder in t for t in typed)
     scores = policy.score_actions(observations, out.actions)
     assert torch.allclose(out.logprobs, scores.logprobs.detach(), atol=1e-4, rtol=0)
     # The device's text is scored as the placeholder the model writes for it.
-    (seen,), _ = policy._seen([note])
-    assert Action.type_text("Text1") in admissible_actions(seen, 8)
+    (seen,), _ = policy._seen([screen])
+    assert Action.type_text(placeholder) in admissible_actions(seen, 8)
     both = policy.score_actions(
-        [note, note], [Action.type_text("Refill prescription"), Action.type_text("Text1")]
+        [screen, screen], [Action.type_text(value), Action.type_text(placeholder)]
     )
     assert both.logprobs[0] == both.logprobs[1]
-    assert "Refill" not in policy.prompts.chat(seen)
+    assert value not in policy.prompts.chat(seen)
     tokenizer = policy.prompts.tokenizer
-    for text in ("Text1", ' "Text1"'):
+    for text in spellings:
         pieces = [tokenizer.decode([i]) for i in tokenizer.encode(text, add_special_tokens=False)]
-        assert "Text1" in [piece.strip() for piece in pieces]
+        assert placeholder in [piece.strip() for piece in pieces]
 
 
 def test_text_placeholders_need_name_placeholders() -> None:
@@ -295,48 +323,6 @@ def test_addresses_are_hidden_on_screen_and_in_history_and_typed_back() -> None:
     assert [a.text for a in seen.previous_actions] == ["Site1"]
     assert placeholders.shown_action(Action.type_text("Site1")) == Action.type_text("espn.com")
     assert placeholders.show("Site1 or Name1") == "espn.com or Chrome"
-
-
-def test_the_policy_types_addresses_as_it_scores_them() -> None:
-    """With site placeholders the model reads and writes Site1 (one token), the device gets the
-    address, and act and score_actions agree on the device's actions."""
-    torch.set_num_threads(1)
-    policy = VLMPolicy(
-        VLMPolicyConfig(
-            tiny=True,
-            element_list=True,
-            element_reference="name",
-            admissible_actions=True,
-            name_placeholders=True,
-            text_placeholders=True,
-            site_placeholders=True,
-            max_new_tokens=24,
-        ),
-        suite_instructions(),
-    )
-    bar = Observation(
-        NO_SCREENSHOT,
-        "Take me to espn.com",
-        (UIElement("Search or type URL", (0.0, 0.0, 1.0, 0.1), True, "url", kind="input"),),
-    )
-    (seen,), _ = policy._seen([bar])
-    assert seen.instruction == "Take me to Site1"
-    assert Action.type_text("Site1") in admissible_actions(seen, 8)
-    observations = [bar] * 32
-    out = policy.act(observations, generator=torch.Generator().manual_seed(0))
-    typed = [a.text for a in out.actions if a.action_type is ActionType.TYPE]
-    assert typed and any("espn.com" in t for t in typed)
-    assert not any("Site1" in t for t in typed)
-    scores = policy.score_actions(observations, out.actions)
-    assert torch.allclose(out.logprobs, scores.logprobs.detach(), atol=1e-4, rtol=0)
-    both = policy.score_actions(
-        [bar, bar], [Action.type_text("espn.com"), Action.type_text("Site1")]
-    )
-    assert both.logprobs[0] == both.logprobs[1]
-    tokenizer = policy.prompts.tokenizer
-    for text in ("Site1", " Site1"):
-        pieces = [tokenizer.decode([i]) for i in tokenizer.encode(text, add_special_tokens=False)]
-        assert "Site1" in [piece.strip() for piece in pieces]
 
 
 def test_site_placeholders_need_name_placeholders() -> None:
