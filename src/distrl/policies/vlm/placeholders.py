@@ -97,6 +97,13 @@ def _whole_words(texts: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in ordered) + r")(?!\w)")
 
 
+def _cut(text: str, values: tuple[str, ...]) -> str:
+    """``text`` with every whole-word occurrence of ``values`` cut out (what is left outside
+    them)."""
+    pattern = _whole_words(values)
+    return text if pattern is None else pattern.sub(" ", text)
+
+
 @dataclass(frozen=True)
 class Placeholders:
     """The instruction's names, dictated texts and web addresses, and the placeholder each is
@@ -115,14 +122,9 @@ class Placeholders:
         that text (address), not one of its own."""
         names = instruction_names(instruction)
         dictated = tuple(dictated_texts(instruction, names)[:MAX_PLACEHOLDERS]) if texts else ()
-        outside = instruction
-        pattern = _whole_words(dictated)
-        if pattern is not None:
-            outside = pattern.sub(" ", outside)
+        outside = _cut(instruction, dictated)
         addresses = tuple(dict.fromkeys(web_addresses(outside)))[:MAX_PLACEHOLDERS] if sites else ()
-        pattern = _whole_words(addresses)
-        if pattern is not None:
-            outside = pattern.sub(" ", outside)
+        outside = _cut(outside, addresses)
         if outside != instruction:
             names = tuple(n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", outside))
         return cls(names[:MAX_PLACEHOLDERS], dictated, addresses)
