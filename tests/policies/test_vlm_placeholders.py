@@ -259,19 +259,6 @@ def test_the_policy_types_dictated_texts_and_addresses_as_it_scores_them(
         assert placeholder in [piece.strip() for piece in pieces]
 
 
-def test_text_placeholders_need_name_placeholders() -> None:
-    with pytest.raises(ConfigError, match="text_placeholders=true needs"):
-        load_config(
-            None,
-            [
-                "policy.kind=vlm",
-                "policy.vlm.tiny=true",
-                "policy.vlm.element_list=true",
-                "policy.vlm.text_placeholders=true",
-            ],
-        )
-
-
 @pytest.mark.parametrize(
     ("instruction", "names", "texts", "sites", "seen"),
     [
@@ -325,14 +312,15 @@ def test_addresses_are_hidden_on_screen_and_in_history_and_typed_back() -> None:
     assert placeholders.show("Site1 or Name1") == "espn.com or Chrome"
 
 
-def test_site_placeholders_need_name_placeholders() -> None:
-    with pytest.raises(ConfigError, match="site_placeholders=true needs"):
+@pytest.mark.parametrize("kind", ["text", "site"])
+def test_text_and_site_placeholders_need_name_placeholders(kind: str) -> None:
+    with pytest.raises(ConfigError, match=f"{kind}_placeholders=true needs"):
         load_config(
             None,
             [
                 "policy.kind=vlm",
                 "policy.vlm.tiny=true",
                 "policy.vlm.element_list=true",
-                "policy.vlm.site_placeholders=true",
+                f"policy.vlm.{kind}_placeholders=true",
             ],
         )
