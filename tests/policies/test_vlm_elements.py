@@ -139,6 +139,65 @@ def test_a_name_reference_copies_the_element_text_and_round_trips(
     assert named > 0
 
 
+@pytest.mark.parametrize("task_index", [8, 20, 33])  # open_conversation train tasks
+def test_a_title_reference_taps_a_conversation_row_by_the_name_the_instruction_holds(
+    run_oracle: Callable[[Task, int], Any], task_index: int
+) -> None:
+    """A conversation row ("Ben Carter · Call me when you get this") is too long to be a name
+    and is tapped by index in ``name`` form; in ``title`` form it is tapped by its title, the
+    contact's name the instruction holds, and every tap still round-trips."""
+    task = load_suite("general", "train")[task_index]
+    demo = run_oracle(task, env_seed=1)
+    by_name, by_title = ElementReferences(50, form="name"), ElementReferences(50, form="title")
+    forms: dict[str, list[str]] = {"name": [], "title": []}
+    for observation, action in zip(demo.observations, demo.actions, strict=True):
+        for label, references in (("name", by_name), ("title", by_title)):
+            text = references.canonical_text(action, observation)
+            if text is None:
+                continue
+            assert references.parse(text, observation) == action
+            forms[label].append(text)
+    assert any('"element":' in text for text in forms["name"])
+    assert not any('"element":' in text for text in forms["title"])
+    row_names = [t.split('"name": ', 1)[1] for t in forms["title"]]
+    assert any(name in task.instruction and name not in ("Messages",) for name in row_names)
+
+
+def test_a_title_names_its_element_only_where_a_name_reference_finds_it() -> None:
+    """Titles follow the name rules (at most ``MAX_NAME_WORDS`` words, the first element
+    found by it), and a name is looked up as a whole text before a title, so a title another
+    element's whole text reads is no name for its own element."""
+    rows = (
+        UIElement("Ana · Hi there, how are you today?", (0.0, 0.0, 1.0, 0.1), True, "a"),
+        UIElement("Ana · See you", (0.0, 0.1, 1.0, 0.2), True, "b"),  # same title as row a
+        UIElement("Ben · Call me", (0.0, 0.2, 1.0, 0.3), True, "c"),
+        UIElement("Ben", (0.0, 0.3, 1.0, 0.4), True, "d"),  # whole text = row c's title
+        UIElement("Cleo Ray", (0.0, 0.4, 1.0, 0.5), True, "e"),  # no subtitle: its text
+    )
+    screen = Observation(NO_SCREENSHOT, "Open the chat with Ana", rows)
+    references = ElementReferences(limit=50, form="title")
+    texts = [references.canonical_text(Action.tap(*tap_point(e)), screen) for e in rows]
+    assert texts == [
+        ElementReferences.name_text("Ana"),
+        ElementReferences.reference_text(1),
+        ElementReferences.reference_text(2),
+        ElementReferences.name_text("Ben"),
+        ElementReferences.name_text("Cleo Ray"),
+    ]
+    for element, text in zip(rows, texts, strict=True):
+        assert text is not None and references.parse(text, screen) == Action.tap(
+            *tap_point(element)
+        )
+    # Every form reads titles and whole texts: a title in name mode, a whole text in title mode.
+    ana = Action.tap(*tap_point(rows[0]))
+    assert (
+        ElementReferences(50, form="name").parse(ElementReferences.name_text("Ana"), screen) == ana
+    )
+    assert references.parse(ElementReferences.name_text(rows[2].text), screen) == Action.tap(
+        *tap_point(rows[2])
+    )
+
+
 def test_a_name_that_does_not_name_one_element_falls_back_to_the_index() -> None:
     long_text = " ".join(["word"] * (MAX_NAME_WORDS + 1))
     screen = Observation(

@@ -1169,13 +1169,15 @@ class VLMPolicyConfig(ConfigSection):
         description="Elements listed in the prompt (the first ones of the screen); only these "
         "can be tapped by reference.",
     )
-    element_reference: Literal["index", "name"] = Field(
+    element_reference: Literal["index", "name", "title"] = Field(
         default="index",
         description="How the action text names a tapped element (with element_list): index "
-        '("element": 3) or name ("name": Clock: the element\'s text, where it is non-empty, at '
-        "most 6 words and read by no element listed before it; the index otherwise). A name is "
-        "copied from the instruction more easily than an index is looked up by a model "
-        "learning from scratch; both forms parse either way.",
+        '("element": 3), name ("name": Clock: the element\'s text, where it is non-empty, at '
+        "most 6 words and names no element listed before it; the index otherwise) or title "
+        "(the same with the element's title, its text up to the first ' · ': a conversation row "
+        "'Ana Silva · Call me when you get this' is tapped as Ana Silva, not by index). A name "
+        "is copied from the instruction more easily than an index is looked up by a model "
+        "learning from scratch; every form parses in every mode.",
     )
     element_match_marks: bool = Field(
         default=False,

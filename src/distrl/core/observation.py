@@ -9,6 +9,11 @@ import numpy as np
 from distrl.core.action import Action
 from distrl.core.screenshot import PNGScreenshot
 
+#: Joins the parts of one node's text where a device shows a title with a subtitle under it
+#: ("Ana Silva · Call me when you get this", "Spotify · Music & Audio - 4.4 stars"): PhoneSim
+#: writes a list row's title, subtitle and badge this way, as one accessibility node.
+TITLE_SEPARATOR = " · "
+
 
 @dataclass(frozen=True, slots=True)
 class UIElement:
@@ -31,6 +36,12 @@ class UIElement:
     def center_yx(self) -> tuple[float, float]:
         x0, y0, x1, y1 = self.bbox
         return ((y0 + y1) / 2.0, (x0 + x1) / 2.0)
+
+    @property
+    def title(self) -> str:
+        """The text up to its first :data:`TITLE_SEPARATOR`: the row's own label without its
+        subtitle (the whole text where there is none)."""
+        return self.text.split(TITLE_SEPARATOR, 1)[0]
 
     def contains(self, y: float, x: float) -> bool:
         x0, y0, x1, y1 = self.bbox

@@ -16,7 +16,7 @@ import numpy as np
 
 from distrl.config.schema import DynamicsConfig
 from distrl.core.action import Action, ActionType
-from distrl.core.observation import UIElement
+from distrl.core.observation import TITLE_SEPARATOR, UIElement
 from distrl.envs.phonesim import keyboard
 from distrl.envs.phonesim.apps.base import App
 from distrl.envs.phonesim.dynamics import POPUPS, Dynamics, LayoutVariation
@@ -271,7 +271,7 @@ class PhoneSim:
                 text = self.fields.get(widget.resource_id, "") or widget.placeholder
             else:
                 # One node's text, as a dump gives it: title, then subtitle (price, URL) and badge.
-                text = " · ".join(
+                text = TITLE_SEPARATOR.join(
                     part for part in (widget.text, widget.subtitle, widget.badge) if part
                 )
             out.append(

@@ -18,7 +18,13 @@ by index; ``name`` writes it by the element's text where that text names it (non
 ``MAX_NAME_WORDS`` words, and no element listed before it reads the same) and by index
 otherwise. A name is the easier form for a model that learns from scratch: the word to write is
 usually in the instruction ("Open Clock"), one token in both places, so writing it is copying,
-where an index has to be looked up on the element's line. Both forms parse in either mode.
+where an index has to be looked up on the element's line. ``title`` writes it by the element's
+title (:attr:`~distrl.core.observation.UIElement.title`: its text up to the first " · ", the
+row's label without its subtitle) where that names it: a conversation row "Ana Silva · Call me
+when you get this" or a store listing "Spotify · Music & Audio - 4.4 stars" is longer than
+``MAX_NAME_WORDS`` as a whole and would be tapped by index, while its title is the name the
+instruction holds ("Open my chat with Ana Silva"). All forms parse in every mode: a name is
+looked up as an element's whole text first, then as a title.
 
 One text per action, as the policy's log-probs need (docs/design.md §5): a tap whose point is
 exactly the centre of a listed element is written as a reference to the first such element;
@@ -70,8 +76,9 @@ MAX_NAME_WORDS = 6
 #: Distinct element lists whose tap texts are kept (about 3 KB each).
 TAP_TEXT_CACHE_SIZE = 4_096
 
-#: How an element tap is written: by its index on the list, or by its text where that names it.
-ReferenceForm = Literal["index", "name"]
+#: How an element tap is written: by its index on the list, or by its text (``name``) or its
+#: title (``title``) where that names it.
+ReferenceForm = Literal["index", "name", "title"]
 
 
 def _collapsed(text: str) -> str:
@@ -95,6 +102,15 @@ def named_in(element: UIElement, instruction_words: set[str]) -> bool:
     return overlap_share(text_words(element.text), instruction_words) >= 0.5
 
 
+def _found_by(name: str, full_texts: list[str], titles: list[str]) -> int | None:
+    """The index of the element a ``"name":`` reference names: the first whose whole text reads
+    ``name``, else the first whose title does (``None``: no listed element)."""
+    for candidates in (full_texts, titles):
+        if name in candidates:
+            return candidates.index(name)
+    return None
+
+
 class ElementReferences:
     """The first ``limit`` elements of an observation: listed in the prompt, referable by index
     or by name (``form`` says which the canonical text uses)."""
@@ -102,8 +118,8 @@ class ElementReferences:
     def __init__(self, limit: int, form: ReferenceForm = "index", mark_matches: bool = False):
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
-        if form not in ("index", "name"):
-            raise ValueError(f"form must be 'index' or 'name', got {form!r}")
+        if form not in ("index", "name", "title"):
+            raise ValueError(f"form must be 'index', 'name' or 'title', got {form!r}")
         self.limit = limit
         self.form = form
         self.mark_matches = mark_matches
@@ -163,19 +179,21 @@ class ElementReferences:
 
     def _build_tap_texts(self, listed: tuple[UIElement, ...]) -> dict[tuple[float, float], str]:
         """:meth:`tap_texts` for ``listed``: a name where it names the element (non-empty, at
-        most ``MAX_NAME_WORDS`` words, read by no element listed before it), else the index."""
+        most ``MAX_NAME_WORDS`` words, and :meth:`parse` finds this element by it), else the
+        index."""
         texts: dict[tuple[float, float], str] = {}
-        names_before: set[str] = set()
+        full_texts = [_collapsed(e.text) for e in listed]
+        titles = [_collapsed(e.title) for e in listed]
         for index, element in enumerate(listed):
-            name = _collapsed(element.text)
-            unique = name not in names_before
-            names_before.add(name)
             point = Action.tap(*tap_point(element)).touch_yx
             if point in texts:
                 continue
-            nameable = self.form == "name" and name and len(name.split()) <= MAX_NAME_WORDS
+            name = titles[index] if self.form == "title" else full_texts[index]
+            nameable = self.form != "index" and name and len(name.split()) <= MAX_NAME_WORDS
             texts[point] = (
-                self.name_text(name) if nameable and unique else self.reference_text(index)
+                self.name_text(name)
+                if nameable and _found_by(name, full_texts, titles) == index
+                else self.reference_text(index)
             )
         return texts
 
@@ -199,10 +217,12 @@ class ElementReferences:
         named = _NAME_RE.fullmatch(body)
         if named is not None:
             name = _collapsed(named.group(1))
-            for element in listed:
-                if _collapsed(element.text) == name:
-                    return Action.tap(*tap_point(element))
-            return Action.invalid(f"no listed element reads {name[:80]!r}")
+            found = _found_by(
+                name, [_collapsed(e.text) for e in listed], [_collapsed(e.title) for e in listed]
+            )
+            if found is None:
+                return Action.invalid(f"no listed element reads {name[:80]!r}")
+            return Action.tap(*tap_point(listed[found]))
         match = _REFERENCE_RE.fullmatch(body)
         if match is None:
             return Action.invalid(
