@@ -40,9 +40,9 @@ pieces only slowly, while one well-trained token that says "this element is name
 carries over to names no demonstration showed. A large VLM matches names itself and needs none.
 
 The parser is strict and evaluates nothing: the reference must be the whole decision, the index
-a decimal number of at most four digits naming a listed element, the name the whole text of a
-listed element; anything else that claims to be a ``TAP_ELEMENT`` is an ``INVALID`` action with
-its reason.
+a decimal number of at most four digits naming a listed element, the name the whole text or the
+title of a listed element; anything else that claims to be a ``TAP_ELEMENT`` is an ``INVALID``
+action with its reason.
 """
 
 from __future__ import annotations
