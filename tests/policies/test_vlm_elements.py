@@ -160,7 +160,7 @@ def test_a_title_reference_taps_a_conversation_row_by_the_name_the_instruction_h
     assert any('"element":' in text for text in forms["name"])
     assert not any('"element":' in text for text in forms["title"])
     row_names = [t.split('"name": ', 1)[1] for t in forms["title"]]
-    assert any(name in task.instruction and name not in ("Messages",) for name in row_names)
+    assert task.spec["params"]["name"] in row_names
 
 
 def test_a_title_names_its_element_only_where_a_name_reference_finds_it() -> None:

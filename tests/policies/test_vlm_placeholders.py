@@ -190,7 +190,7 @@ def test_typed_texts_and_previous_actions_are_hidden_and_typed_texts_put_back() 
 
 
 @pytest.mark.parametrize(
-    ("switches", "instruction", "field", "value", "placeholder", "spellings"),
+    ("switches", "instruction", "field", "value", "placeholder", "spellings", "read"),
     [
         (
             {"text_placeholders": True},
@@ -199,6 +199,7 @@ def test_typed_texts_and_previous_actions_are_hidden_and_typed_texts_put_back() 
             "Refill prescription",
             "Text1",
             ("Text1", ' "Text1"'),
+            'Jot down "Text1"',
         ),
         (
             {"text_placeholders": True, "site_placeholders": True},
@@ -207,6 +208,7 @@ def test_typed_texts_and_previous_actions_are_hidden_and_typed_texts_put_back() 
             "espn.com",
             "Site1",
             ("Site1", " Site1"),
+            "Take me to Site1",
         ),
     ],
 )
@@ -217,6 +219,7 @@ def test_the_policy_types_dictated_texts_and_addresses_as_it_scores_them(
     value: str,
     placeholder: str,
     spellings: tuple[str, ...],
+    read: str,
 ) -> None:
     """With text (site) placeholders the model reads and writes Text1 (Site1), one token, and
     the device gets the text (address); act and score_actions agree on the device's actions."""
@@ -247,6 +250,7 @@ def test_the_policy_types_dictated_texts_and_addresses_as_it_scores_them(
     assert torch.allclose(out.logprobs, scores.logprobs.detach(), atol=1e-4, rtol=0)
     # The device's text is scored as the placeholder the model writes for it.
     (seen,), _ = policy._seen([screen])
+    assert seen.instruction == read
     assert Action.type_text(placeholder) in admissible_actions(seen, 8)
     both = policy.score_actions(
         [screen, screen], [Action.type_text(value), Action.type_text(placeholder)]
