@@ -102,10 +102,16 @@ def named_in(element: UIElement, instruction_words: set[str]) -> bool:
     return overlap_share(text_words(element.text), instruction_words) >= 0.5
 
 
-def _found_by(name: str, full_texts: list[str], titles: list[str]) -> int | None:
+def _readings(listed: tuple[UIElement, ...]) -> tuple[list[str], list[str]]:
+    """What a ``"name":`` reference may read for each listed element: its whole text and its
+    title, whitespace collapsed as in the prompt."""
+    return [_collapsed(e.text) for e in listed], [_collapsed(e.title) for e in listed]
+
+
+def _found_by(name: str, readings: tuple[list[str], list[str]]) -> int | None:
     """The index of the element a ``"name":`` reference names: the first whose whole text reads
     ``name``, else the first whose title does (``None``: no listed element)."""
-    for candidates in (full_texts, titles):
+    for candidates in readings:
         if name in candidates:
             return candidates.index(name)
     return None
@@ -182,8 +188,8 @@ class ElementReferences:
         most ``MAX_NAME_WORDS`` words, and :meth:`parse` finds this element by it), else the
         index."""
         texts: dict[tuple[float, float], str] = {}
-        full_texts = [_collapsed(e.text) for e in listed]
-        titles = [_collapsed(e.title) for e in listed]
+        readings = _readings(listed)
+        full_texts, titles = readings
         for index, element in enumerate(listed):
             point = Action.tap(*tap_point(element)).touch_yx
             if point in texts:
@@ -192,7 +198,7 @@ class ElementReferences:
             nameable = self.form != "index" and name and len(name.split()) <= MAX_NAME_WORDS
             texts[point] = (
                 self.name_text(name)
-                if nameable and _found_by(name, full_texts, titles) == index
+                if nameable and _found_by(name, readings) == index
                 else self.reference_text(index)
             )
         return texts
@@ -217,9 +223,7 @@ class ElementReferences:
         named = _NAME_RE.fullmatch(body)
         if named is not None:
             name = _collapsed(named.group(1))
-            found = _found_by(
-                name, [_collapsed(e.text) for e in listed], [_collapsed(e.title) for e in listed]
-            )
+            found = _found_by(name, _readings(listed))
             if found is None:
                 return Action.invalid(f"no listed element reads {name[:80]!r}")
             return Action.tap(*tap_point(listed[found]))
